@@ -1,0 +1,561 @@
+"""Batchers: `batch`, `shuffle_batch`, their `_join` and `maybe_` variants, on tf.data.
+
+Every batcher is one builder, `_build`, fed by thin shims that keep the legacy names,
+signatures and defaults. The builder checks the inputs as legacy did (same errors),
+captures the per-example graph of each input list (capture.py), and assembles
+`sources -> map(captured graph) -> [filter keep_input] -> [unbatch] -> [shuffle] -> batch
+-> prefetch`, whose iterator's `get_next()` is returned in the legacy structure: a list, a
+dict, or a bare tensor for a one-element list, with the legacy static shapes.
+
+Several input lists (`_join`) are combined the way their legacy threads shared work:
+lists reading one shared stream take its elements in turn; readers over one producer
+interleave its files; independent lists take turns. Legacy interleaved by thread timing;
+here the order is fixed, so it is reproducible.
+"""
+
+import dataclasses
+from typing import Any
+from typing import Optional
+
+import tensorflow as tf
+
+from compat_input._src import capture as capture_lib
+from compat_input._src import errors
+from compat_input._src import pipeline as pipeline_lib
+
+tf1 = tf.compat.v1
+
+
+@dataclasses.dataclass
+class _Structure:
+    """How the legacy call passed its tensors, to return batches the same way."""
+
+    kind: str  # "dict" | "list" | "single"
+    keys: Optional[list] = None
+
+    def flatten(self, tensors) -> list:
+        if self.kind == "dict":
+            return [tensors[k] for k in self.keys]
+        return list(tensors)
+
+    def restore(self, flat: list) -> Any:
+        if self.kind == "dict":
+            return dict(zip(self.keys, flat))
+        if self.kind == "single":
+            return flat[0]
+        return list(flat)
+
+
+def _structure(tensors, what: str) -> _Structure:
+    if isinstance(tensors, dict):
+        return _Structure("dict", sorted(tensors, key=str))
+    if isinstance(tensors, (list, tuple)):
+        return _Structure("single" if len(tensors) == 1 else "list")
+    raise TypeError(
+        f"{what} expects a list, tuple or dict of tensors, got {type(tensors).__name__} "
+        f"{getattr(tensors, 'name', tensors)!r}: wrap a single tensor in a list, [tensor]."
+    )
+
+
+def _convert(values: list) -> list:
+    return [
+        v if isinstance(v, tf.SparseTensor) else tf1.convert_to_tensor_or_indexed_slices(v)
+        for v in values
+    ]
+
+
+def _keep_input(keep_input, enqueue_many: bool):
+    if isinstance(keep_input, bool):
+        return keep_input
+    keep_input = tf.convert_to_tensor(keep_input)
+    if keep_input.shape.ndims is None:
+        raise ValueError("`keep_input` dimensions must be known at graph construction.")
+    if not enqueue_many and keep_input.shape.ndims == 1:
+        raise ValueError("`keep_input` cannot be a vector when `enqueue_many=False`.")
+    if keep_input.shape.ndims > 1:
+        raise ValueError("`keep_input` must be 0 or 1 dimensions.")
+    constant = tf.get_static_value(keep_input)
+    if keep_input.shape.ndims == 0 and constant is not None:
+        return bool(constant)
+    return keep_input
+
+
+def _dtypes(lists: list) -> list:
+    all_types = [[t.dtype for t in tl] for tl in lists]
+    for other in all_types[1:]:
+        if other != all_types[0]:
+            raise TypeError(
+                "Expected types to be consistent: "
+                f"{', '.join(x.name for x in all_types[0])} vs. {', '.join(x.name for x in other)}."
+            )
+    return all_types[0]
+
+
+def _shapes(lists: list, shapes, enqueue_many: bool, dynamic_pad: bool) -> list:
+    """Per-example shapes, merged across lists, checked as the legacy queues checked them."""
+    if shapes is not None:
+        result = [tf.TensorShape(s) for s in shapes]
+    else:
+        result = []
+        for i in range(len(lists[0])):
+            merged = None
+            for tl in lists:
+                t = tl[i]
+                if isinstance(t, tf.SparseTensor):
+                    merged = tf.TensorShape(None)
+                    break
+                if t.shape.ndims is None:
+                    raise ValueError(f"Cannot infer Tensor's rank: {t}")
+                s = t.shape.with_rank_at_least(1)[1:] if enqueue_many else t.shape
+                merged = s if merged is None else merged.merge_with(s)
+            result.append(merged)
+    dense = [s for s, t in zip(result, lists[0]) if not isinstance(t, tf.SparseTensor)]
+    if not dynamic_pad and not all(s.is_fully_defined() for s in dense):
+        raise ValueError(f"All shapes must be fully defined: {dense}")
+    if dynamic_pad and not all(s.rank is not None for s in dense):
+        raise ValueError(f"All shapes must have a defined rank: {dense}")
+    return result
+
+
+def _flat_targets(tensors: list) -> list:
+    flat = []
+    for t in tensors:
+        flat.extend([t.indices, t.values, t.dense_shape] if isinstance(t, tf.SparseTensor) else [t])
+    return flat
+
+
+def _regroup(tensors: list, outputs: list) -> list:
+    it = iter(outputs)
+    result = []
+    for t in tensors:
+        if isinstance(t, tf.SparseTensor):
+            result.append(tf.SparseTensor(next(it), next(it), next(it)))
+        else:
+            result.append(next(it))
+    return result
+
+
+@dataclasses.dataclass
+class _List:
+    """One legacy input list: its captured graph and how to turn outputs into examples."""
+
+    tensors: list
+    captured: capture_lib.Captured
+    keep: Any  # True, a scalar or vector tensor (captured as the last output)
+
+    def examples(self, element) -> tuple:
+        """The element's outputs, with keep_input as a trailing scalar or vector."""
+        outputs = self.captured(element)
+        values = _regroup(self.tensors, outputs[: len(outputs) - (0 if self.keep is True else 1)])
+        keep = tf.constant(True) if self.keep is True else outputs[-1]
+        return tuple(values) + (keep,)
+
+
+def _capture_list(tensors: list, keep, what: str) -> _List:
+    targets = _flat_targets(tensors)
+    if keep is not True and keep is not False:
+        targets.append(keep)
+    return _List(tensors, capture_lib.capture(targets, what), True if keep is False else keep)
+
+
+def _stateless(lists: list) -> bool:
+    """Parallel map only where it cannot change results: no stateful op in the graph."""
+    return not any(item.captured.stateful for item in lists)
+
+
+def _combine(lists: list, what: str, parallel) -> tf.data.Dataset:
+    if len(lists) == 1:
+        only = lists[0]
+        return only.captured.source_dataset.map(
+            lambda *element: only.examples(element), **parallel
+        )
+    sources = [tuple(id(s) for s in item.captured.sources) for item in lists]
+    if sources[0] and all(s == sources[0] for s in sources):
+        # One shared stream (one reader, or one producer): its elements go to the lists in
+        # turn, as each legacy enqueue thread took the next element.
+        branches = lists
+
+        def by_turn(index, *element):
+            return tf.switch_case(
+                tf.cast(index % len(branches), tf.int32),
+                [lambda item=item: item.examples(element) for item in branches],
+            )
+
+        return lists[0].captured.source_dataset.enumerate().map(
+            by_turn, **parallel
+        )
+    singles = [item.captured.sources for item in lists]
+    if all(len(s) == 1 and s[0].work_source is not None for s in singles) and len(
+        {id(s[0].work_source) for s in singles}
+    ) == 1:
+        # Several readers over one producer: each legacy reader thread took the next file,
+        # so files are read side by side, one per list.
+        work = singles[0][0].work_source
+        records = singles[0][0].records
+        count = len(lists)
+        files = work.dataset.enumerate()
+        interleaved = files.interleave(
+            lambda k, item: records(item).map(lambda *r: (k,) + tuple(r)),
+            cycle_length=count,
+            block_length=1,
+            deterministic=True,
+        )
+
+        def by_file(k, *element):
+            return tf.switch_case(
+                tf.cast(k % count, tf.int32),
+                [lambda item=item: item.examples(element) for item in lists],
+            )
+
+        return interleaved.map(by_file, **parallel)
+    seen: set = set()
+    for s in singles:
+        ids = {id(x) for x in s}
+        if ids & seen:
+            raise errors.CaptureError(
+                f"{what}: the input lists share some sources but not all; compat_input can "
+                "join lists that read one shared stream, readers over one producer, or "
+                "independent inputs."
+            )
+        seen |= ids
+    datasets = [
+        item.captured.source_dataset.map(
+            lambda *element, item=item: item.examples(element),
+            **parallel,
+        )
+        for item in lists
+    ]
+    return tf.data.Dataset.choose_from_datasets(
+        datasets, tf.data.Dataset.range(len(datasets)).repeat(), stop_on_empty_dataset=False
+    )
+
+
+def _batch_size_value(batch_size, what: str):
+    if isinstance(batch_size, tf.Tensor):
+        static = tf.get_static_value(batch_size)
+        if static is not None:
+            return int(static)
+        try:
+            capture_lib.capture([batch_size], f"{what} batch_size")
+        except errors.CaptureError as e:
+            raise errors.CaptureError(
+                f"{what}: batch_size is fed through a placeholder; a tf.data pipeline fixes its "
+                "batch size when it starts. Use a constant or a variable set before start. "
+                f"({e})"
+            ) from None
+        return tf.cast(batch_size, tf.int64)
+    return int(batch_size)
+
+
+def _build(
+    tensors_list: list,
+    structure_source,
+    batch_size,
+    keep_input,
+    *,
+    what: str,
+    default_name: str,
+    capacity,
+    enqueue_many: bool,
+    shapes,
+    dynamic_pad: bool,
+    allow_smaller_final_batch: bool,
+    name,
+    shuffle: Optional[tuple] = None,  # (min_after_dequeue, seed)
+    num_threads: int = 1,
+):
+    pipeline_lib.check_graph_mode(what)
+    if tf.executing_eagerly():
+        raise ValueError("Input pipelines based on Queues are not supported when eager execution")
+    structure = _structure(structure_source, what)
+    flat_lists = [structure.flatten(t) for t in tensors_list]
+    all_inputs = [t for tl in flat_lists for t in tl if not isinstance(t, tf.SparseTensor)]
+    with tf1.name_scope(name, default_name, all_inputs) as scope:
+        if shuffle is not None and capacity <= shuffle[0]:
+            raise ValueError(
+                f"capacity {capacity} must be bigger than min_after_dequeue {shuffle[0]}."
+            )
+        if not flat_lists or not flat_lists[0]:
+            raise ValueError(f"Expected at least one tensor in {default_name}().")
+        flat_lists = [_convert(tl) for tl in flat_lists]
+        keep = _keep_input(keep_input, enqueue_many)
+        _dtypes(flat_lists)
+        example_shapes = _shapes(flat_lists, shapes, enqueue_many, dynamic_pad)
+        size = _batch_size_value(batch_size, what)
+        lists = [_capture_list(tl, keep, what) for tl in flat_lists]
+
+        # Legacy order is one thread's order; parallel calls keep it (deterministic=True).
+        parallel = {}
+        if num_threads > 1 and _stateless(lists):
+            parallel = {"num_parallel_calls": tf.data.AUTOTUNE, "deterministic": True}
+        dataset = _combine(lists, what, parallel)
+        vector_keep = isinstance(keep, tf.Tensor) and keep.shape.ndims == 1
+        if keep is False:
+            dataset = dataset.filter(lambda *x: False)
+        elif isinstance(keep, tf.Tensor) and not vector_keep:
+            dataset = dataset.filter(lambda *x: x[-1])
+        if vector_keep:
+            dataset = dataset.map(
+                lambda *x: tuple(
+                    tf.sparse.retain(v, x[-1]) if isinstance(v, tf.SparseTensor) else tf.boolean_mask(v, x[-1])
+                    for v in x[:-1]
+                )
+            )
+        else:
+            dataset = dataset.map(lambda *x: tuple(x[:-1]))
+        if enqueue_many:
+            dataset = dataset.unbatch()
+        dataset = dataset.map(
+            lambda *x: tuple(
+                v if isinstance(v, tf.SparseTensor) or s.rank is None else tf.ensure_shape(v, s)
+                for v, s in zip(x, example_shapes)
+            )
+        )
+        if shuffle is not None:
+            min_after_dequeue, seed = shuffle
+            buffer = capacity
+            if isinstance(size, int):
+                buffer = max(1, min(capacity, min_after_dequeue + size))
+            dataset = dataset.shuffle(buffer, seed=seed)
+        drop = not allow_smaller_final_batch
+        if dynamic_pad:
+            dataset = dataset.padded_batch(size, drop_remainder=drop)
+        else:
+            dataset = dataset.batch(size, drop_remainder=drop)
+        dataset = dataset.prefetch(tf.data.AUTOTUNE)
+
+        if shuffle is not None:
+            min_after_dequeue = shuffle[0]
+            tag = f"fraction_over_{min_after_dequeue}_of_{capacity - min_after_dequeue}_full"
+        else:
+            tag = f"fraction_of_{capacity}_full"
+        # tf.data keeps its buffers full; there is no queue fill to report.
+        tf1.summary.scalar(tag, tf.constant(1.0))
+
+        source = pipeline_lib.Source(name=scope.rstrip("/"), dataset=dataset)
+        batch = source.make_pipeline().get_next(name=scope)
+        flat = list(batch)
+        source.register(tf.nest.flatten(flat, expand_composites=True))
+        if not allow_smaller_final_batch and isinstance(size, int):
+            for t in flat:
+                if not isinstance(t, tf.SparseTensor):
+                    t.set_shape(tf.TensorShape([size]).concatenate(t.shape[1:]))
+        return structure.restore(flat)
+
+
+def batch(
+    tensors,
+    batch_size,
+    num_threads=1,
+    capacity=32,
+    enqueue_many=False,
+    shapes=None,
+    dynamic_pad=False,
+    allow_smaller_final_batch=False,
+    shared_name=None,
+    name=None,
+):
+    """Drop-in replacement for `tf.compat.v1.train.batch`.
+
+    Differences: served by tf.data; with `num_threads > 1` the order is that of one thread
+    (legacy order depended on thread timing); `shared_name` is ignored.
+    """
+    del shared_name
+    return _build(
+        [tensors], tensors, batch_size, True, what="batch", default_name="batch",
+        capacity=capacity, enqueue_many=enqueue_many, shapes=shapes, dynamic_pad=dynamic_pad,
+        allow_smaller_final_batch=allow_smaller_final_batch, name=name, num_threads=num_threads,
+    )
+
+
+def maybe_batch(
+    tensors,
+    keep_input,
+    batch_size,
+    num_threads=1,
+    capacity=32,
+    enqueue_many=False,
+    shapes=None,
+    dynamic_pad=False,
+    allow_smaller_final_batch=False,
+    shared_name=None,
+    name=None,
+):
+    """Drop-in replacement for `tf.compat.v1.train.maybe_batch`.
+
+    Differences: as `batch`; dropped examples are filtered out by tf.data.
+    """
+    del shared_name
+    return _build(
+        [tensors], tensors, batch_size, keep_input, what="maybe_batch", default_name="batch",
+        capacity=capacity, enqueue_many=enqueue_many, shapes=shapes, dynamic_pad=dynamic_pad,
+        allow_smaller_final_batch=allow_smaller_final_batch, name=name, num_threads=num_threads,
+    )
+
+
+def batch_join(
+    tensors_list,
+    batch_size,
+    capacity=32,
+    enqueue_many=False,
+    shapes=None,
+    dynamic_pad=False,
+    allow_smaller_final_batch=False,
+    shared_name=None,
+    name=None,
+):
+    """Drop-in replacement for `tf.compat.v1.train.batch_join`.
+
+    Differences: the lists take turns in a fixed order (legacy interleaved them by thread
+    timing); readers over one producer read files side by side; `shared_name` is ignored.
+    """
+    del shared_name
+    return _join(
+        tensors_list, batch_size, True, "batch_join", "batch_join", capacity=capacity,
+        enqueue_many=enqueue_many, shapes=shapes, dynamic_pad=dynamic_pad,
+        allow_smaller_final_batch=allow_smaller_final_batch, name=name,
+    )
+
+
+def maybe_batch_join(
+    tensors_list,
+    keep_input,
+    batch_size,
+    capacity=32,
+    enqueue_many=False,
+    shapes=None,
+    dynamic_pad=False,
+    allow_smaller_final_batch=False,
+    shared_name=None,
+    name=None,
+):
+    """Drop-in replacement for `tf.compat.v1.train.maybe_batch_join`.
+
+    Differences: as `batch_join`.
+    """
+    del shared_name
+    return _join(
+        tensors_list, batch_size, keep_input, "maybe_batch_join", "batch_join",
+        capacity=capacity, enqueue_many=enqueue_many, shapes=shapes, dynamic_pad=dynamic_pad,
+        allow_smaller_final_batch=allow_smaller_final_batch, name=name,
+    )
+
+
+def shuffle_batch(
+    tensors,
+    batch_size,
+    capacity,
+    min_after_dequeue,
+    num_threads=1,
+    seed=None,
+    enqueue_many=False,
+    shapes=None,
+    allow_smaller_final_batch=False,
+    shared_name=None,
+    name=None,
+):
+    """Drop-in replacement for `tf.compat.v1.train.shuffle_batch`.
+
+    Differences: a `Dataset.shuffle` buffer of `min_after_dequeue + batch_size` (at most
+    `capacity`) replaces the RandomShuffleQueue; with a `seed` the batches are reproducible,
+    even with `num_threads > 1` (legacy's were not); `shared_name` is ignored.
+    """
+    del shared_name
+    return _build(
+        [tensors], tensors, batch_size, True, what="shuffle_batch",
+        default_name="shuffle_batch", capacity=capacity, enqueue_many=enqueue_many,
+        shapes=shapes, dynamic_pad=False, allow_smaller_final_batch=allow_smaller_final_batch,
+        name=name, shuffle=(min_after_dequeue, seed), num_threads=num_threads,
+    )
+
+
+def maybe_shuffle_batch(
+    tensors,
+    batch_size,
+    capacity,
+    min_after_dequeue,
+    keep_input,
+    num_threads=1,
+    seed=None,
+    enqueue_many=False,
+    shapes=None,
+    allow_smaller_final_batch=False,
+    shared_name=None,
+    name=None,
+):
+    """Drop-in replacement for `tf.compat.v1.train.maybe_shuffle_batch`.
+
+    Differences: as `shuffle_batch`.
+    """
+    del shared_name
+    return _build(
+        [tensors], tensors, batch_size, keep_input, what="maybe_shuffle_batch",
+        default_name="shuffle_batch", capacity=capacity, enqueue_many=enqueue_many,
+        shapes=shapes, dynamic_pad=False, allow_smaller_final_batch=allow_smaller_final_batch,
+        name=name, shuffle=(min_after_dequeue, seed), num_threads=num_threads,
+    )
+
+
+def shuffle_batch_join(
+    tensors_list,
+    batch_size,
+    capacity,
+    min_after_dequeue,
+    seed=None,
+    enqueue_many=False,
+    shapes=None,
+    allow_smaller_final_batch=False,
+    shared_name=None,
+    name=None,
+):
+    """Drop-in replacement for `tf.compat.v1.train.shuffle_batch_join`.
+
+    Differences: as `batch_join` and `shuffle_batch`.
+    """
+    del shared_name
+    return _join(
+        tensors_list, batch_size, True, "shuffle_batch_join", "shuffle_batch_join",
+        capacity=capacity, enqueue_many=enqueue_many, shapes=shapes, dynamic_pad=False,
+        allow_smaller_final_batch=allow_smaller_final_batch, name=name,
+        shuffle=(min_after_dequeue, seed),
+    )
+
+
+def maybe_shuffle_batch_join(
+    tensors_list,
+    batch_size,
+    capacity,
+    min_after_dequeue,
+    keep_input,
+    seed=None,
+    enqueue_many=False,
+    shapes=None,
+    allow_smaller_final_batch=False,
+    shared_name=None,
+    name=None,
+):
+    """Drop-in replacement for `tf.compat.v1.train.maybe_shuffle_batch_join`.
+
+    Differences: as `batch_join` and `shuffle_batch`.
+    """
+    del shared_name
+    return _join(
+        tensors_list, batch_size, keep_input, "maybe_shuffle_batch_join", "shuffle_batch_join",
+        capacity=capacity, enqueue_many=enqueue_many, shapes=shapes, dynamic_pad=False,
+        allow_smaller_final_batch=allow_smaller_final_batch, name=name,
+        shuffle=(min_after_dequeue, seed),
+    )
+
+
+def _join(tensors_list, batch_size, keep_input, what, default_name, **kwargs):
+    if not isinstance(tensors_list, (list, tuple)) or not tensors_list:
+        raise ValueError(f"Expected at least one input in {default_name}().")
+    first = tensors_list[0]
+    if isinstance(first, dict):
+        keys = set(first)
+        if any(set(t) != keys for t in tensors_list):
+            raise ValueError("All dictionaries in tensors_list must have the same keys")
+    return _build(
+        list(tensors_list), first, batch_size, keep_input, what=what, default_name=default_name,
+        **kwargs,
+    )

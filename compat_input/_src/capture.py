@@ -1,0 +1,286 @@
+"""Capture: the per-example graph between sources and a batcher, as a tf.data map function.
+
+Legacy batchers receive tensors, not functions: the reader output went through ordinary
+ops (decode, parse, augment) and the batcher enqueued the result. To serve that from
+tf.data, we walk back from the batcher's tensors to the source tensors (producer and
+reader outputs, earlier batches), keep exactly the ops in between, and re-import them with
+`import_graph_def` inside `Dataset.map`, the source tensors replaced by the map's arguments.
+
+What prototyping taught (design.md), each handled below:
+- prune at the sources, or the import pulls the source's own iterator in and runs it again;
+- copy the function library (cond_v2 `If`, while_v2, defuns live there);
+- strip `device` and `_class`: map functions run on the CPU and colocation fails the import;
+- resources (variables, tables, queues) stay outside and are passed in by reference;
+  importing them would make fresh, uninitialized copies. A ref variable is read through
+  its `/read` snapshot; a resource variable is read live;
+- stateful ops (random, py_func) are imported, so they run once per element, as each
+  legacy enqueue ran them;
+- a dequeue from a hand-built queue becomes a source of its own, so the pipeline ends when
+  that queue is closed and drained, as the legacy runner did.
+"""
+
+import dataclasses
+from typing import Any
+from typing import Callable
+from typing import Optional
+
+import tensorflow as tf
+from tensorflow.core.framework import graph_pb2
+from tensorflow.core.framework import node_def_pb2
+
+from compat_input._src import errors
+from compat_input._src import pipeline as pipeline_lib
+
+_PLACEHOLDERS = frozenset({"Placeholder", "PlaceholderV2", "PlaceholderWithDefault"})
+_FOREIGN_ITERATORS = frozenset({"IteratorGetNext", "IteratorGetNextSync", "IteratorGetNextAsOptional"})
+_QUEUE_DEQUEUES = frozenset({"QueueDequeueV2", "QueueDequeueManyV2", "QueueDequeueUpToV2"})
+_REAL_READS = frozenset({"ReaderReadV2", "ReaderReadUpToV2", "ReaderRead", "ReaderReadUpTo"})
+_ARG_PREFIX = "compat_input_arg_"
+
+
+@dataclasses.dataclass
+class Captured:
+    """A function from the flat elements of `sources` (zipped) to the target tensors."""
+
+    sources: list  # list[pipeline_lib.Source], in first-seen order
+    fn: Callable[..., list]
+    # A stateful op (random, py_func, a queue) makes results depend on call order.
+    stateful: bool = False
+
+    @property
+    def source_dataset(self) -> tf.data.Dataset:
+        """The zipped sources, or an endless stream of nothing when there are none."""
+        if not self.sources:
+            # Batching ops that read no source (tf.random_normal, a constant): legacy ran
+            # the enqueue op forever, once per example.
+            return tf.data.Dataset.from_tensors(tf.constant(0)).repeat()
+        datasets = [s.dataset for s in self.sources]
+        return datasets[0] if len(datasets) == 1 else tf.data.Dataset.zip(tuple(datasets))
+
+    def flat_args(self, element: Any) -> list:
+        if not self.sources:
+            return []
+        parts = [element] if len(self.sources) == 1 else list(element)
+        flat = []
+        for part in parts:
+            flat.extend(tf.nest.flatten(part))
+        return flat
+
+    def __call__(self, element: Any) -> list:
+        return self.fn(*self.flat_args(element))
+
+
+def _where(op: tf.Operation) -> str:
+    """`file:line` where the user created `op`, for error messages."""
+    for frame in reversed(op.traceback or []):
+        filename = frame[0] if isinstance(frame, tuple) else frame.filename
+        lineno = frame[1] if isinstance(frame, tuple) else frame.lineno
+        if "/tensorflow/" not in filename and "/compat_input/" not in filename:
+            return f"{filename}:{lineno}"
+    return "<unknown location>"
+
+
+def _is_ref(tensor: tf.Tensor) -> bool:
+    return tensor.dtype._is_ref_dtype  # No public spelling in TF 2.
+
+
+def _queue_source(op: tf.Operation) -> pipeline_lib.Source:
+    """A dequeue from a hand-built queue, served as a source that ends with the queue."""
+    handle = op.inputs[0]
+    types = [t.dtype for t in op.outputs]
+    shapes = [t.shape for t in op.outputs]
+    many = op.type != "QueueDequeueV2"
+    count = op.inputs[1] if many else None
+    needed = 1 if count is None else count
+
+    def pull(_):
+        closed = tf.raw_ops.QueueIsClosedV2(handle=handle)
+        drained = tf.logical_and(closed, tf.raw_ops.QueueSizeV2(handle=handle) < needed)
+
+        def stop():
+            return [tf.constant(False)] + [
+                tf.zeros([d if d is not None else 0 for d in s] if s.rank is not None else [], t)
+                for t, s in zip(types, shapes)
+            ]
+
+        def take():
+            raw = getattr(tf.raw_ops, op.type)
+            kwargs = {"handle": handle, "component_types": types}
+            if many:
+                kwargs["n"] = count
+            return [tf.constant(True)] + list(raw(**kwargs))
+
+        return tuple(tf.cond(drained, stop, take))
+
+    dataset = (
+        tf.data.Dataset.from_tensors(tf.constant(0))
+        .repeat()
+        .map(pull)
+        # A dequeue that blocked on an open queue fails when the queue is closed under it;
+        # that element is dropped and the next pull sees the queue closed and drained.
+        .apply(tf.data.experimental.ignore_errors())
+        .take_while(lambda ok, *_: ok)
+        .map(lambda ok, *values: tuple(tf.ensure_shape(v, s) for v, s in zip(values, shapes)))
+    )
+    source = pipeline_lib.Source(name=op.name, dataset=dataset)
+    source.register(list(op.outputs))
+    return source
+
+
+class _Walk:
+    """Collects the ops strictly between the source tensors and the targets."""
+
+    def __init__(self, graph: tf.Graph, what: str):
+        self.graph = graph
+        self.what = what
+        self.state = pipeline_lib.graph_state(graph)
+        self.ops: dict[str, tf.Operation] = {}
+        # tensor name -> ("source", (Source, index)) | ("outer", tensor)
+        self.boundary: dict[str, tuple[str, Any]] = {}
+
+    def tensor(self, tensor: tf.Tensor) -> None:
+        stack = [tensor]
+        while stack:
+            t = stack.pop()
+            if t.name in self.boundary:
+                continue
+            hit = self.state.source_tensors.get(t.name)
+            if hit is not None:
+                self.boundary[t.name] = ("source", hit)
+                continue
+            op = t.op
+            if t.dtype == tf.resource:
+                self.boundary[t.name] = ("outer", t)
+                continue
+            if op.type in ("Identity", "RefIdentity") and op.inputs and _is_ref(op.inputs[0]):
+                # A ref variable's `/read`: its value when the pipeline starts.
+                self.boundary[t.name] = ("outer", t)
+                continue
+            if op.type in _QUEUE_DEQUEUES:
+                source = _queue_source(op)
+                self.boundary[t.name] = ("source", (source, list(op.outputs).index(t)))
+                continue
+            self._op(op, stack)
+
+    def _op(self, op: tf.Operation, stack: list) -> None:
+        if op.name in self.ops:
+            return
+        self._check(op)
+        self.ops[op.name] = op
+        stack.extend(op.inputs)
+        for control in op.control_inputs:
+            # A control edge to a source (a read) orders nothing inside one element.
+            if not any(out.name in self.state.source_tensors for out in control.outputs):
+                self._op(control, stack)
+
+    def _check(self, op: tf.Operation) -> None:
+        where = _where(op)
+        if op.type in _PLACEHOLDERS:
+            raise errors.CaptureError(
+                f"{self.what}: the per-example input graph reads placeholder '{op.name}' "
+                f"(created at {where}), which cannot be fed into a tf.data pipeline step by "
+                "step. Feed the value once through a variable before the pipeline starts, "
+                "build the input with compat_input.from_dataset, or keep this input on "
+                "tf.compat.v1 queues."
+            )
+        if op.type in _FOREIGN_ITERATORS:
+            raise errors.CaptureError(
+                f"{self.what}: the per-example input graph reads tf.data iterator op "
+                f"'{op.name}' (created at {where}). Wrap the dataset with "
+                "compat_input.from_dataset(dataset) instead of making your own iterator."
+            )
+        if op.type in _REAL_READS:
+            raise errors.CaptureError(
+                f"{self.what}: reader op '{op.name}' (created at {where}) reads a hand-built "
+                "queue, which compat_input cannot end cleanly inside tf.data. Produce the "
+                "file names with compat_input.string_input_producer instead."
+            )
+        if any(_is_ref(t) for t in op.inputs):
+            raise errors.CaptureError(
+                f"{self.what}: op '{op.name}' ({op.type}, created at {where}) updates a "
+                "reference variable in the per-example graph; use a resource variable "
+                "(tf.compat.v1.enable_resource_variables()) so it can run inside tf.data."
+            )
+
+
+def _strip(node: node_def_pb2.NodeDef) -> None:
+    node.device = ""
+    if "_class" in node.attr:
+        del node.attr["_class"]
+
+
+def capture(targets: list, what: str) -> Captured:
+    """Captures the graph that computes `targets` from the registered sources."""
+    targets = list(targets)
+    if not targets:
+        return Captured(sources=[], fn=lambda *args: [])
+    graph = targets[0].graph
+    walk = _Walk(graph, what)
+    for t in targets:
+        walk.tensor(t)
+
+    sources: list = []
+    source_offsets: dict[int, int] = {}
+    for kind, payload in walk.boundary.values():
+        if kind == "source" and id(payload[0]) not in source_offsets:
+            source_offsets[id(payload[0])] = -1
+            sources.append(payload[0])
+    offset = 0
+    for source in sources:
+        source_offsets[id(source)] = offset
+        offset += len(tf.nest.flatten(source.dataset.element_spec))
+
+    boundary_names = list(walk.boundary)
+    arg_name = {name: f"{_ARG_PREFIX}{k}" for k, name in enumerate(boundary_names)}
+    graph_def = _pruned_graph_def(graph, walk, arg_name)
+
+    def fn(*flat_args):
+        input_map = {}
+        for name in boundary_names:
+            kind, payload = walk.boundary[name]
+            if kind == "source":
+                source, index = payload
+                value = flat_args[source_offsets[id(source)] + index]
+            else:
+                value = tf.identity(payload)  # Captures the outer tensor into the function.
+            input_map[name] = value
+        direct = [input_map.get(t.name) for t in targets]
+        if all(d is not None for d in direct):
+            return direct
+        imported = tf.graph_util.import_graph_def(
+            graph_def,
+            input_map={f"{arg_name[n]}:0": v for n, v in input_map.items()},
+            return_elements=[t.name for t in targets if t.name not in input_map],
+            name="captured",
+        )
+        imported = iter(imported)
+        return [input_map[t.name] if t.name in input_map else next(imported) for t in targets]
+
+    stateful = any(op.op_def.is_stateful for op in walk.ops.values())
+    return Captured(sources=sources, fn=fn, stateful=stateful)
+
+
+def _pruned_graph_def(graph: tf.Graph, walk: _Walk, arg_name: dict) -> graph_pb2.GraphDef:
+    graph_def = graph_pb2.GraphDef()
+    graph_def.versions.CopyFrom(graph.graph_def_versions)
+    if graph._functions:  # Only then pay for serializing the whole graph.
+        graph_def.library.CopyFrom(graph.as_graph_def().library)
+    for name in walk.boundary:
+        dtype = graph.get_tensor_by_name(name).dtype.base_dtype
+        node = graph_def.node.add(name=arg_name[name], op="Placeholder")
+        node.attr["dtype"].type = dtype.as_datatype_enum
+    for op in walk.ops.values():
+        node = graph_def.node.add()
+        node.CopyFrom(op.node_def)
+        _strip(node)
+        new_inputs = []
+        for inp in node.input:
+            if inp.startswith("^"):
+                if inp[1:] in walk.ops:
+                    new_inputs.append(inp)
+                continue
+            tensor_name = inp if ":" in inp else f"{inp}:0"
+            new_inputs.append(arg_name.get(tensor_name, inp))
+        del node.input[:]
+        node.input.extend(new_inputs)
+    return graph_def

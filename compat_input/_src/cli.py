@@ -1,0 +1,77 @@
+"""The `compat-input` command: `compat-input run SCRIPT [ARGS...]`.
+
+`run` executes an unmodified TF1 program on TensorFlow 2: graph mode and v1 behaviour are
+switched on, compat_input is installed into `tf.compat.v1`, and `import tensorflow` made by
+the program or the modules beside it returns `tf.compat.v1` (the TF1 API). Other
+libraries import TensorFlow as usual. argv, `__name__ == "__main__"` and the exit status
+are those of `python SCRIPT`.
+"""
+
+import argparse
+import builtins
+import os
+import runpy
+import sys
+
+
+def _tf1_import_hook(root: str):
+    import tensorflow as tf
+
+    tf1 = tf.compat.v1
+    real_import = builtins.__import__
+
+    def hooked(name, globals=None, locals=None, fromlist=(), level=0):
+        if level == 0 and name == "tensorflow" and globals:
+            origin = globals.get("__file__") or ""
+            if origin and os.path.abspath(origin).startswith(root):
+                return tf1
+        return real_import(name, globals, locals, fromlist, level)
+
+    return hooked
+
+
+def run(script: str, args: list) -> int:
+    script = os.path.abspath(script)
+    if not os.path.isfile(script):
+        print(f"compat-input run: no such file: {script}", file=sys.stderr)
+        return 2
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    import tensorflow as tf
+
+    import compat_input
+
+    tf.compat.v1.disable_v2_behavior()
+    compat_input.install()
+    root = os.path.dirname(script) + os.sep
+    builtins.__import__ = _tf1_import_hook(root)
+    sys.argv = [script, *args]
+    sys.path.insert(0, os.path.dirname(script))
+    try:
+        runpy.run_path(script, run_name="__main__")
+    except SystemExit as e:
+        code = e.code
+        if code is None:
+            return 0
+        if isinstance(code, int):
+            return code
+        print(code, file=sys.stderr)
+        return 1
+    return 0
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="compat-input", description="Run and migrate TF1 queue-input programs on tf.data."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    run_parser = sub.add_parser("run", help="run an unmodified TF1 program on TensorFlow 2")
+    run_parser.add_argument("script")
+    run_parser.add_argument("args", nargs=argparse.REMAINDER)
+    ns = parser.parse_args(argv)
+    if ns.command == "run":
+        return run(ns.script, ns.args)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

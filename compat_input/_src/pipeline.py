@@ -1,0 +1,248 @@
+"""Pipelines: a tf.data Dataset served to legacy graph code as plain tensors.
+
+A `Pipeline` owns one initializable iterator over a Dataset and hands out its `get_next()`
+tensors, which is what a legacy dequeue op was. Nothing moves until the pipeline is
+started, as nothing moved until queue runners were started: every graph that holds
+pipelines has one `_PipelineRunner` in the `QUEUE_RUNNERS` collection, and whatever starts
+queue runners (`start_queue_runners`, ours or TensorFlow's, a `Supervisor`,
+`MonitoredTrainingSession`, `qr.create_threads`) calls its `create_threads`, which runs the
+iterator initializers of the pipelines not yet started in that session.
+
+"Started in this session" is a resource variable per pipeline that lives in no collection:
+it is uninitialized in a fresh session, so `VarIsInitializedOp` answers "started?" without
+Python bookkeeping, per session, and after `Graph.finalize()`. Each output carries an
+`Assert` on it, so running a pipeline that was never started fails at once with the way to
+start it, where a legacy dequeue hung forever.
+
+A `Source` is a pipeline whose element tensors may also be read by a batcher: the batcher
+does not dequeue from the source's iterator but captures the per-example graph between the
+source's tensors and its own inputs, and rebuilds it over `source.dataset` (capture.py).
+"""
+
+import dataclasses
+import threading
+import weakref
+from typing import Any
+from typing import Callable
+from typing import Optional
+
+import tensorflow as tf
+from tensorflow.python.framework import ops as _ops
+
+from compat_input._src import errors
+
+tf1 = tf.compat.v1
+
+_START_HINT = (
+    "call tf.compat.v1.train.start_queue_runners(sess) (or compat_input.start_queue_runners), "
+    "or create the session with a Supervisor or MonitoredTrainingSession, before running it"
+)
+
+
+class _GraphState:
+    """What compat_input knows about one graph."""
+
+    def __init__(self):
+        self.pipelines: list["Pipeline"] = []
+        # Source element tensors, by tensor name: (source, index in the flat element).
+        self.source_tensors: dict[str, tuple["Source", int]] = {}
+        # Variables in no collection that pipelines use: initialized once per session at start.
+        self.variables: list[tuple[tf.Operation, tf.Tensor]] = []
+        self.runner: Optional[_PipelineRunner] = None
+        self.lock = threading.Lock()
+
+
+_graph_states: "weakref.WeakKeyDictionary[tf.Graph, _GraphState]" = weakref.WeakKeyDictionary()
+_graph_states_lock = threading.Lock()
+
+
+def graph_state(graph: Optional[tf.Graph] = None) -> _GraphState:
+    graph = graph or tf1.get_default_graph()
+    with _graph_states_lock:
+        state = _graph_states.get(graph)
+        if state is None:
+            state = _graph_states[graph] = _GraphState()
+        return state
+
+
+def check_graph_mode(what: str) -> None:
+    """Legacy queue APIs are graph-only; keep the legacy error for eager callers."""
+    if tf.executing_eagerly():
+        raise RuntimeError(
+            f"{what} builds a graph-mode input pipeline and eager execution is enabled: call "
+            "tf.compat.v1.disable_eager_execution() first, or use compat_input.as_dataset / "
+            "tf.data directly in TensorFlow 2 code."
+        )
+
+
+class Pipeline:
+    """One Dataset, one iterator, and the guarded tensors that read it."""
+
+    def __init__(self, dataset: tf.data.Dataset, name: str):
+        graph = tf1.get_default_graph()
+        self.name = name
+        self.dataset = dataset
+        self.element_spec = dataset.element_spec
+        self.iterator = tf1.data.make_initializable_iterator(dataset)
+        # Lives in no collection: initializers, savers and ready_op must not see it.
+        self._started = tf1.Variable(
+            False, trainable=False, collections=[], use_resource=True, name="started"
+        )
+        self.is_started = tf.raw_ops.VarIsInitializedOp(resource=self._started.handle)
+        self.start_op = tf.group(self.iterator.initializer, self._started.initializer, name="start")
+        self.reset_op = self.iterator.initializer
+        self._guard = tf.debugging.Assert(
+            self.is_started,
+            [f"compat_input pipeline '{name}' was never started in this session: {_START_HINT}."],
+            name="check_started",
+        )
+        state = graph_state(graph)
+        with state.lock:
+            state.pipelines.append(self)
+        _ensure_runner(graph)
+
+    def get_next(self, name: Optional[str] = None) -> Any:
+        """The next element, in the dataset's structure; each run pulls one element."""
+        element = self.iterator.get_next()
+        flat = tf.nest.flatten(element, expand_composites=True)
+        with tf.control_dependencies([self._guard]):
+            flat = tf.identity_n(flat, name=name)
+        return tf.nest.pack_sequence_as(element, flat, expand_composites=True)
+
+
+@dataclasses.dataclass(eq=False)
+class Source:
+    """A pipeline whose element tensors batchers may capture and rebuild over `dataset`.
+
+    `work_source` and `records` are set for readers: the producer of work items (file
+    names) and the function from one work item to the Dataset of its records, which the
+    `_join` batchers need to interleave several readers over one producer.
+    """
+
+    name: str
+    dataset: tf.data.Dataset
+    work_source: Optional["Source"] = None
+    records: Optional[Callable[[tf.Tensor], tf.data.Dataset]] = None
+    pipeline: Optional[Pipeline] = None
+
+    def register(self, tensors: list[tf.Tensor]) -> None:
+        state = graph_state(tensors[0].graph)
+        with state.lock:
+            for index, tensor in enumerate(tensors):
+                state.source_tensors[tensor.name] = (self, index)
+
+    def make_pipeline(self) -> Pipeline:
+        if self.pipeline is None:
+            self.pipeline = Pipeline(self.dataset, self.name)
+        return self.pipeline
+
+    def element_tensors(self, name: Optional[str] = None) -> list[tf.Tensor]:
+        """New tensors that each pull one element of this source's own stream per run."""
+        flat = tf.nest.flatten(self.make_pipeline().get_next(name=name))
+        self.register(flat)
+        return flat
+
+
+def needs_initialization(variables: list) -> None:
+    """Registers variables to initialize at start, once per session, before any pipeline."""
+    state = graph_state(variables[0].graph)
+    with state.lock:
+        # Ops made now: the graph may be finalized by the time pipelines start.
+        state.variables.extend((v.initializer, v.is_initialized()) for v in variables)
+    _ensure_runner(variables[0].graph)
+
+
+def lookup_source(tensor: tf.Tensor) -> Optional[tuple[Source, int]]:
+    return graph_state(tensor.graph).source_tensors.get(tensor.name)
+
+
+def pipelines_of(graph: tf.Graph) -> list[Pipeline]:
+    state = graph_state(graph)
+    with state.lock:
+        return list(state.pipelines)
+
+
+def start_pipelines(sess, graph: Optional[tf.Graph] = None) -> int:
+    """Starts the pipelines of `sess`'s graph not yet started in `sess`; returns how many."""
+    graph = graph or sess.graph
+    state = graph_state(graph)
+    with state.lock:
+        pipelines = list(state.pipelines)
+        variables = list(state.variables)
+    checks = [p.is_started for p in pipelines] + [check for _, check in variables]
+    if not checks:
+        return 0
+    done = sess.run(checks)
+    todo_vars = [init for (init, _), ok in zip(variables, done[len(pipelines) :]) if not ok]
+    if todo_vars:
+        sess.run(todo_vars)
+    todo = [p.start_op for p, ok in zip(pipelines, done) if not ok]
+    if todo:
+        sess.run(todo)
+    return len(todo)
+
+
+class _PipelineRunner:
+    """Stands in `QUEUE_RUNNERS` so that every way of starting queue runners starts pipelines.
+
+    It has the QueueRunner surface that stock TensorFlow code touches; its threads list is
+    empty because tf.data runs the work, so `coord.join(threads)` returns at once.
+    """
+
+    name = "compat_input"
+    queue = None
+    enqueue_ops: list = []
+    close_op = None
+    cancel_op = None
+    queue_closed_exception_types = (tf.errors.OutOfRangeError,)
+
+    def __init__(self, graph: tf.Graph):
+        self._graph_ref = weakref.ref(graph)
+
+    @property
+    def exceptions_raised(self) -> list:
+        return []
+
+    def create_threads(self, sess, coord=None, daemon=False, start=False) -> list:
+        del coord, daemon, start  # No threads: tf.data runs the pipelines.
+        graph = self._graph_ref()
+        if graph is not None:
+            start_pipelines(sess, graph)
+        return []
+
+
+def _ensure_runner(graph: tf.Graph) -> None:
+    state = graph_state(graph)
+    with state.lock:
+        if state.runner is None:
+            state.runner = _PipelineRunner(graph)
+            graph.add_to_collection(tf1.GraphKeys.QUEUE_RUNNERS, state.runner)
+
+
+def _install_meta_graph_filter() -> None:
+    """Keep `_PipelineRunner` out of exported MetaGraphs.
+
+    TensorFlow serializes QUEUE_RUNNERS with `QueueRunner.to_proto`, which would fail on the
+    runner and make `export_meta_graph` drop the whole collection, user queue runners
+    included. Pipelines are Python objects and are rebuilt by re-running the input code.
+    """
+    key = tf1.GraphKeys.QUEUE_RUNNERS
+    registry = _ops._proto_function_registry._registry  # No public way to wrap an entry.
+    entry = registry.get(key)
+    if entry is None:
+        return
+    tag = next(k for k, v in entry.items() if isinstance(v, tuple))
+    proto_type, to_proto, from_proto = entry[tag]
+    if getattr(to_proto, "_compat_input", False):
+        return
+
+    def filtered_to_proto(runner, export_scope=None):
+        if isinstance(runner, _PipelineRunner):
+            return None
+        return to_proto(runner, export_scope=export_scope)
+
+    filtered_to_proto._compat_input = True
+    entry[tag] = (proto_type, filtered_to_proto, from_proto)
+
+
+_install_meta_graph_filter()

@@ -1,0 +1,345 @@
+"""Producers: the legacy work-item queues (`*_input_producer`), served as tf.data sources.
+
+A legacy producer was a FIFOQueue filled by one thread that enqueued a whole epoch per run
+(shuffled afresh each epoch) until `limit_epochs` ran out. Here the epochs are a Dataset:
+one element per epoch, shuffled with the same op-level seed by the same kernel, then
+unbatched. Because one kernel instance shuffles successive epochs in both, a seeded legacy
+producer and ours yield the same order. The queue object the legacy function returned is an
+`InputQueue`: readers read from it, and its `dequeue*` methods pull from its own stream.
+"""
+
+from typing import Optional
+
+import tensorflow as tf
+
+from compat_input._src import pipeline as pipeline_lib
+
+tf1 = tf.compat.v1
+
+
+class InputQueue:
+    """What a legacy producer returned: a FIFOQueue of work items, here a tf.data source.
+
+    It has the queue surface legacy code uses (`dequeue`, `dequeue_many`, `dequeue_up_to`,
+    `size`, `close`, `name`, `dtypes`, `shapes`, `names`) and readers accept it. `size()`
+    reports `capacity` (tf.data keeps its buffer full; there is no queue to measure).
+    """
+
+    def __init__(self, source: pipeline_lib.Source, dtype, shape, capacity: int, name: str):
+        self._source = source
+        self._dtype = dtype
+        self._shape = tf.TensorShape(shape)
+        self._capacity = capacity
+        self._name = name
+
+    source = property(lambda self: self._source)
+    name = property(lambda self: self._name)
+    dtypes = property(lambda self: [self._dtype])
+    shapes = property(lambda self: [self._shape])
+    names = property(lambda self: None)
+
+    def dequeue(self, name: Optional[str] = None) -> tf.Tensor:
+        return self._source.element_tensors(name=name)[0]
+
+    def dequeue_many(self, n, name: Optional[str] = None) -> tf.Tensor:
+        """`n` elements in order; OutOfRangeError when fewer than `n` remain."""
+        return self._pull(n, up_to=False, name=name)
+
+    def dequeue_up_to(self, n, name: Optional[str] = None) -> tf.Tensor:
+        """Up to `n` elements; fewer only at the end; OutOfRangeError when none remain."""
+        return self._pull(n, up_to=True, name=name)
+
+    def _pull(self, n, up_to: bool, name: Optional[str]) -> tf.Tensor:
+        pipeline = self._source.make_pipeline()
+        iterator = pipeline.iterator
+        with tf1.name_scope(name, "dequeue_many"):
+            n = tf.convert_to_tensor(n, tf.int32)
+            values = tf.TensorArray(self._dtype, size=0, dynamic_size=True, element_shape=self._shape)
+
+            def cond(i, more, values):
+                return tf.logical_and(i < n, more)
+
+            def body(i, more, values):
+                optional = iterator.get_next_as_optional()
+                has = optional.has_value()
+                value = tf.cond(
+                    has, optional.get_value, lambda: tf.zeros(self._shape, self._dtype)
+                )
+                values = tf.cond(has, lambda: values.write(i, value), lambda: values)
+                return i + tf.cast(has, tf.int32), has, values
+
+            count, _, values = tf.while_loop(cond, body, [tf.constant(0), tf.constant(True), values])
+            needed = tf.constant(1) if up_to else n
+            # The iterator is exhausted exactly when too few came back: one more get_next
+            # raises the legacy OutOfRangeError from the tensor the user runs.
+            result = tf.cond(
+                count < needed,
+                lambda: tf.stack([iterator.get_next()]),
+                lambda: values.stack(),
+            )
+        with tf.control_dependencies([pipeline._guard]):
+            return tf.identity(result, name=name)
+
+    def size(self, name: Optional[str] = None) -> tf.Tensor:
+        return tf.constant(self._capacity, tf.int32, name=name)
+
+    def close(self, cancel_pending_enqueues: bool = False, name: Optional[str] = None):
+        del cancel_pending_enqueues  # Nothing to cancel: tf.data has no pending enqueues.
+        return tf.no_op(name=name or "close")
+
+    def is_closed(self, name: Optional[str] = None) -> tf.Tensor:
+        return tf.constant(False, name=name)
+
+
+def _epoch_counter(num_epochs: Optional[int]) -> Optional[tf.Variable]:
+    """The legacy `limit_epochs/epochs` local variable, kept for code that reads it.
+
+    It counts epochs started, as legacy counted epochs enqueued. The pipeline's length comes
+    from `num_epochs` itself, so forgetting `local_variables_initializer()` no longer ends
+    the input at once: the counter just stays uninitialized.
+    """
+    if num_epochs is None:
+        return None
+    if num_epochs <= 0:
+        raise ValueError(f"num_epochs must be > 0 not {num_epochs}.")
+    with tf1.name_scope("limit_epochs"):
+        return tf1.Variable(
+            tf.constant(0, tf.int64),
+            name="epochs",
+            trainable=False,
+            collections=[tf1.GraphKeys.LOCAL_VARIABLES],
+            use_resource=True,
+        )
+
+
+def epochs_dataset(
+    tensor: tf.Tensor,
+    num_epochs: Optional[int],
+    shuffle: bool,
+    seed: Optional[int],
+    counter: Optional[tf.Variable] = None,
+    check=None,
+) -> tf.data.Dataset:
+    """Whole epochs of `tensor`'s rows, each shuffled afresh, one after another."""
+
+    def epoch(_):
+        value = tensor
+        if check is not None:
+            value = check(value)
+        if counter is not None:
+            handle = counter.handle
+
+            def bump():
+                one = tf.constant(1, tf.int64)
+                with tf.control_dependencies(
+                    [tf.raw_ops.AssignAddVariableOp(resource=handle, value=one)]
+                ):
+                    return tf.constant(True)
+
+            # Uninitialized (no local init ran) is allowed: the counter is informational.
+            initialized = tf.raw_ops.VarIsInitializedOp(resource=handle)
+            bumped = tf.cond(initialized, bump, lambda: tf.constant(False))
+            with tf.control_dependencies([bumped]):
+                value = tf.identity(value)
+        if shuffle:
+            value = tf.random.shuffle(value, seed=seed)
+        return value
+
+    count = -1 if num_epochs is None else num_epochs
+    return tf.data.Dataset.from_tensors(tf.constant(0)).repeat(count).map(epoch).unbatch()
+
+
+def _summary(capacity: int, summary_name: Optional[str]) -> None:
+    if summary_name is not None:
+        # tf.data keeps its buffers full; there is no queue fill to report.
+        tf1.summary.scalar(summary_name, tf.constant(1.0))
+
+
+def _producer_queue(
+    input_tensor,
+    element_shape,
+    num_epochs,
+    shuffle,
+    seed,
+    capacity,
+    summary_name,
+    scope: str,
+    check=None,
+) -> InputQueue:
+    shape = input_tensor.shape[1:].merge_with(tf.TensorShape(element_shape))
+    if not shape.is_fully_defined():
+        raise ValueError(
+            "Either input_tensor must have a fully defined shape or element_shape must be "
+            f"specified (input_tensor {input_tensor.name} has shape {input_tensor.shape})"
+        )
+    counter = _epoch_counter(num_epochs)
+    # Read variables (ref or resource) once per pipeline start, as a plain tensor.
+    value = tf.identity(input_tensor)
+    dataset = epochs_dataset(value, num_epochs, shuffle, seed, counter, check)
+    dataset = dataset.map(lambda x: tf.ensure_shape(x, shape))
+    queue_name = scope.rstrip("/")
+    source = pipeline_lib.Source(name=queue_name, dataset=dataset)
+    _summary(capacity, summary_name)
+    return InputQueue(source, input_tensor.dtype.base_dtype, shape, capacity, queue_name)
+
+
+def limit_epochs(tensor, num_epochs=None, name=None):
+    """Drop-in replacement for `tf.compat.v1.train.limit_epochs`.
+
+    Unchanged semantics: this is a plain graph op with a local counter, not a queue.
+    """
+    pipeline_lib.check_graph_mode("limit_epochs")
+    if num_epochs is None:
+        return tensor
+    if num_epochs <= 0:
+        raise ValueError(f"num_epochs must be > 0 not {num_epochs}.")
+    with tf1.name_scope(name, "limit_epochs", [tensor]) as scope:
+        zero64 = tf.constant(0, tf.int64)
+        epochs = tf1.Variable(
+            zero64,
+            name="epochs",
+            trainable=False,
+            collections=[tf1.GraphKeys.LOCAL_VARIABLES],
+        )
+        counter = epochs.count_up_to(num_epochs)
+        with tf.control_dependencies([counter]):
+            return tf.identity(tensor, name=scope)
+
+
+def input_producer(
+    input_tensor,
+    element_shape=None,
+    num_epochs=None,
+    shuffle=True,
+    seed=None,
+    capacity=32,
+    shared_name=None,
+    summary_name=None,
+    name=None,
+    cancel_op=None,
+):
+    """Drop-in replacement for `tf.compat.v1.train.input_producer`.
+
+    Differences: returns a queue-like `InputQueue` served by tf.data; `shared_name` and
+    `cancel_op` are accepted and ignored (no queue to share or cancel); the `epochs` local
+    variable counts epochs but does not end the input, so a forgotten
+    `local_variables_initializer()` no longer ends it at once.
+    """
+    del shared_name, cancel_op
+    pipeline_lib.check_graph_mode("input_producer")
+    with tf1.name_scope(name, "input_producer", [input_tensor]) as scope:
+        input_tensor = tf.convert_to_tensor(input_tensor, name="input_tensor")
+        return _producer_queue(
+            input_tensor, element_shape, num_epochs, shuffle, seed, capacity, summary_name, scope
+        )
+
+
+def string_input_producer(
+    string_tensor,
+    num_epochs=None,
+    shuffle=True,
+    seed=None,
+    capacity=32,
+    shared_name=None,
+    name=None,
+    cancel_op=None,
+):
+    """Drop-in replacement for `tf.compat.v1.train.string_input_producer`.
+
+    Differences: returns a queue-like `InputQueue` served by tf.data; accepts
+    `match_filenames_once` results as resource variables too (legacy fails on them in TF 2);
+    an empty string tensor at run time raises InvalidArgumentError from `sess.run` instead of
+    closing the queue.
+    """
+    del shared_name, cancel_op
+    pipeline_lib.check_graph_mode("string_input_producer")
+    not_null_err = "string_input_producer requires a non-null input tensor"
+    if isinstance(string_tensor, (list, tuple)) and not string_tensor:
+        raise ValueError(not_null_err)
+    with tf1.name_scope(name, "input_producer", [string_tensor]) as scope:
+        string_tensor = tf.convert_to_tensor(string_tensor, dtype=tf.string)
+
+        def check(value):
+            size_ok = tf.debugging.Assert(tf.greater(tf.size(value), 0), [not_null_err])
+            with tf.control_dependencies([size_ok]):
+                return tf.identity(value)
+
+        return _producer_queue(
+            string_tensor,
+            [],
+            num_epochs,
+            shuffle,
+            seed,
+            capacity,
+            f"fraction_of_{capacity}_full",
+            scope,
+            check=check,
+        )
+
+
+def range_input_producer(
+    limit, num_epochs=None, shuffle=True, seed=None, capacity=32, shared_name=None, name=None
+):
+    """Drop-in replacement for `tf.compat.v1.train.range_input_producer`.
+
+    Differences: returns a queue-like `InputQueue` served by tf.data; `limit` may be a
+    tensor (read when the pipeline starts).
+    """
+    del shared_name
+    pipeline_lib.check_graph_mode("range_input_producer")
+    with tf1.name_scope(name, "input_producer", [limit]) as scope:
+        range_tensor = tf.range(limit)
+        return _producer_queue(
+            range_tensor,
+            [],
+            num_epochs,
+            shuffle,
+            seed,
+            capacity,
+            f"fraction_of_{capacity}_full",
+            scope,
+        )
+
+
+def slice_input_producer(
+    tensor_list, num_epochs=None, shuffle=True, seed=None, capacity=32, shared_name=None, name=None
+):
+    """Drop-in replacement for `tf.compat.v1.train.slice_input_producer`.
+
+    Differences: the rows come from tf.data; tensors and variables in `tensor_list` are read
+    when the pipeline starts (initialize variables filled by feed_dict before that).
+    """
+    del shared_name
+    pipeline_lib.check_graph_mode("slice_input_producer")
+    with tf1.name_scope(name, "input_producer", tensor_list) as scope:
+        tensor_list = [tf.convert_to_tensor(t) for t in tensor_list]
+        if not tensor_list:
+            raise ValueError("Expected at least one tensor in slice_input_producer().")
+        values = [tf.identity(t) for t in tensor_list]
+        with tf1.name_scope(None, "input_producer"):
+            counter = _epoch_counter(num_epochs)
+            indices = epochs_dataset(
+                tf.range(tf.shape(values[0])[0]), num_epochs, shuffle, seed, counter
+            )
+            tf1.summary.scalar(f"fraction_of_{capacity}_full", tf.constant(1.0))
+        rows = indices.map(lambda i: tuple(tf.gather(v, i) for v in values))
+        shapes = [t.shape[1:] for t in tensor_list]
+        rows = rows.map(lambda *r: tuple(tf.ensure_shape(x, s) for x, s in zip(r, shapes)))
+        source = pipeline_lib.Source(name=scope.rstrip("/"), dataset=rows)
+        return source.element_tensors()
+
+
+def match_filenames_once(pattern, name=None):
+    """Drop-in replacement for `tf.compat.v1.train.match_filenames_once`.
+
+    Unchanged: a local variable holding the sorted matches. Producers accept it as a ref or
+    a resource variable.
+    """
+    with tf1.name_scope(name, "matching_filenames", [pattern]) as scope:
+        return tf1.Variable(
+            name=scope.rstrip("/"),
+            initial_value=tf.io.matching_files(pattern),
+            trainable=False,
+            validate_shape=False,
+            collections=[tf1.GraphKeys.LOCAL_VARIABLES],
+        )

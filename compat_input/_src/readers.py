@@ -1,0 +1,253 @@
+"""Readers: work items (file names) to `(key, value)` records, as tf.data sources.
+
+A legacy reader was a stateful op that dequeued a work item from a producer queue when its
+current one ran out. Here a reader reading a producer is the producer's Dataset flat-mapped
+through the reader's per-file record Dataset, with the legacy keys rebuilt:
+`file:line` (1-based, physical) for text, `file:offset` (bytes) for TFRecords,
+`file:index` (0-based) for fixed-length records, the file name for whole files, the item
+for identity reads. Reading a hand-built queue (not a producer of ours) falls back to
+TensorFlow's own reader ops, which still work in graph mode.
+"""
+
+import tensorflow as tf
+
+from compat_input._src import pipeline as pipeline_lib
+from compat_input._src import producers
+
+tf1 = tf.compat.v1
+
+
+def _key(work: tf.Tensor, position: tf.Tensor) -> tf.Tensor:
+    return tf.strings.join([work, tf.strings.as_string(position)], separator=":")
+
+
+class ReaderBase:
+    """Shared behaviour of the reader shims; subclasses define `_records(work_item)`."""
+
+    _legacy_class = None
+    _default_name = "Reader"
+    supports_serialize = False
+
+    def __init__(self, name=None):
+        pipeline_lib.check_graph_mode(type(self).__name__)
+        self._name = name
+        self._sources: dict = {}
+        self._legacy = None
+        with tf1.name_scope(name, self._default_name) as scope:
+            self._scope = scope
+            # Counters live in no collection, like a legacy reader's internal state.
+            self._produced = tf1.Variable(
+                tf.constant(0, tf.int64), trainable=False, collections=[], use_resource=True,
+                name="records_produced",
+            )
+            self._completed = tf1.Variable(
+                tf.constant(0, tf.int64), trainable=False, collections=[], use_resource=True,
+                name="work_units_completed",
+            )
+        pipeline_lib.needs_initialization([self._produced, self._completed])
+
+    # -- what subclasses define -------------------------------------------------------------
+
+    def _records(self, work: tf.Tensor) -> tf.data.Dataset:
+        raise NotImplementedError
+
+    def _legacy_reader(self):
+        if self._legacy is None:
+            self._legacy = self._legacy_class(**self._legacy_kwargs())
+        return self._legacy
+
+    def _legacy_kwargs(self) -> dict:
+        return {"name": self._name}
+
+    # -- the legacy surface -----------------------------------------------------------------
+
+    @property
+    def reader_ref(self):
+        return self._produced.handle
+
+    def _counted(self, work: tf.Tensor) -> tf.data.Dataset:
+        """The records of `work`, counted into the reader's legacy counters as they pass."""
+        produced, completed = self._produced.handle, self._completed.handle
+        one = tf.constant(1, tf.int64)
+
+        def count(key, value):
+            with tf.control_dependencies([tf.raw_ops.AssignAddVariableOp(resource=produced, value=one)]):
+                return tf.identity(key), value
+
+        def finish(_):
+            with tf.control_dependencies([tf.raw_ops.AssignAddVariableOp(resource=completed, value=one)]):
+                return tf.constant(""), tf.constant("")
+
+        done = tf.data.Dataset.range(1).map(finish).filter(lambda key, value: False)
+        return self._records(work).map(count).concatenate(done)
+
+    def _source(self, queue, up_to=None) -> pipeline_lib.Source:
+        key = (id(queue), up_to)
+        if key not in self._sources:
+            work = queue.source
+
+            def records(item, up_to=up_to):
+                dataset = self._counted(item)
+                return dataset if up_to is None else dataset.batch(up_to)
+
+            dataset = work.dataset.flat_map(records)
+            self._sources[key] = pipeline_lib.Source(
+                name=f"{self._scope.rstrip('/')}", dataset=dataset, work_source=work, records=records
+            )
+        return self._sources[key]
+
+    def read(self, queue, name=None):
+        """Returns `(key, value)` of the next record; each run reads one record."""
+        if not isinstance(queue, producers.InputQueue):
+            return self._legacy_reader().read(queue, name=name)
+        key, value = self._source(queue).element_tensors(name=name)
+        return key, value
+
+    def read_up_to(self, queue, num_records, name=None):
+        """Up to `num_records` `(keys, values)`, never crossing a work item, as legacy."""
+        if not isinstance(queue, producers.InputQueue):
+            return self._legacy_reader().read_up_to(queue, num_records, name=name)
+        keys, values = self._source(queue, up_to=num_records).element_tensors(name=name)
+        return keys, values
+
+    def num_records_produced(self, name=None):
+        return self._produced.read_value()
+
+    def num_work_units_completed(self, name=None):
+        return self._completed.read_value()
+
+    def reset(self, name=None):
+        return tf.no_op(name=name)
+
+    def serialize_state(self, name=None):
+        raise tf.errors.UnimplementedError(
+            None, None, f"{type(self).__name__} does not support serializing its state."
+        )
+
+    def restore_state(self, state, name=None):
+        raise tf.errors.UnimplementedError(
+            None, None, f"{type(self).__name__} does not support restoring its state."
+        )
+
+
+class TextLineReader(ReaderBase):
+    """Drop-in replacement for `tf.compat.v1.TextLineReader`.
+
+    Differences: reading a compat_input producer yields tf.data records (same keys, same
+    lines, `\\r\\n` stripped, blank lines kept).
+    """
+
+    _legacy_class = tf1.TextLineReader
+    _default_name = "TextLineReader"
+
+    def __init__(self, skip_header_lines=None, name=None):
+        self._skip = skip_header_lines or 0
+        super().__init__(name=name)
+
+    def _legacy_kwargs(self):
+        return {"skip_header_lines": self._skip or None, "name": self._name}
+
+    def _records(self, work):
+        lines = tf.data.TextLineDataset(work).enumerate(start=1).skip(self._skip)
+        return lines.map(lambda number, line: (_key(work, number), line))
+
+
+class TFRecordReader(ReaderBase):
+    """Drop-in replacement for `tf.compat.v1.TFRecordReader`.
+
+    Differences: reading a compat_input producer yields tf.data records with the legacy
+    `file:byte offset` keys.
+    """
+
+    _legacy_class = tf1.TFRecordReader
+    _default_name = "TFRecordReader"
+
+    def __init__(self, name=None, options=None):
+        self._options = options
+        self._compression = tf1.io.TFRecordOptions.get_compression_type_string(options)
+        super().__init__(name=name)
+
+    def _legacy_kwargs(self):
+        return {"name": self._name, "options": self._options}
+
+    def _records(self, work):
+        records = tf.data.TFRecordDataset(work, compression_type=self._compression)
+        # Each record takes 8 (length) + 4 (crc) + data + 4 (crc) bytes of the stream.
+        return records.scan(
+            tf.constant(0, tf.int64),
+            lambda offset, record: (
+                offset + tf.cast(tf.strings.length(record), tf.int64) + 16,
+                (_key(work, offset), record),
+            ),
+        )
+
+
+class FixedLengthRecordReader(ReaderBase):
+    """Drop-in replacement for `tf.compat.v1.FixedLengthRecordReader`.
+
+    Differences: none observable; a partial record at the end of a file is dropped, as legacy.
+    """
+
+    _legacy_class = tf1.FixedLengthRecordReader
+    _default_name = "FixedLengthRecordReader"
+
+    def __init__(
+        self, record_bytes, header_bytes=None, footer_bytes=None, hop_bytes=None, name=None,
+        encoding=None,
+    ):
+        if record_bytes is None or record_bytes <= 0:
+            raise ValueError(f"record_bytes must be a positive number of bytes, got {record_bytes!r}")
+        self._record_bytes = int(record_bytes)
+        self._header = int(header_bytes or 0)
+        self._footer = int(footer_bytes or 0)
+        self._hop = int(hop_bytes or 0)
+        self._encoding = encoding or ""
+        super().__init__(name=name)
+
+    def _legacy_kwargs(self):
+        return {
+            "record_bytes": self._record_bytes,
+            "header_bytes": self._header or None,
+            "footer_bytes": self._footer or None,
+            "hop_bytes": self._hop or None,
+            "name": self._name,
+            "encoding": self._encoding or None,
+        }
+
+    def _records(self, work):
+        content = tf.io.read_file(work)
+        if self._encoding:
+            content = tf.io.decode_compressed(content, compression_type=self._encoding)
+        body = tf.cast(tf.strings.length(content), tf.int64) - self._header - self._footer
+        stride = self._hop if self._hop > 0 else self._record_bytes
+        # Records start every `stride` bytes while a whole record fits before the footer.
+        count = tf.maximum(
+            tf.constant(0, tf.int64), (body - self._record_bytes) // stride + 1
+        )
+        count = tf.where(body >= self._record_bytes, count, tf.constant(0, tf.int64))
+        starts = self._header + tf.range(count, dtype=tf.int64) * stride
+        values = tf.strings.substr(content, starts, tf.fill(tf.shape(starts), tf.constant(self._record_bytes, tf.int64)))
+        keys = _key(work, tf.range(count, dtype=tf.int64))
+        return tf.data.Dataset.from_tensor_slices((keys, values))
+
+
+class WholeFileReader(ReaderBase):
+    """Drop-in replacement for `tf.compat.v1.WholeFileReader`: one record per file."""
+
+    _legacy_class = tf1.WholeFileReader
+    _default_name = "WholeFileReader"
+    supports_serialize = True
+
+    def _records(self, work):
+        return tf.data.Dataset.from_tensors((work, tf.io.read_file(work)))
+
+
+class IdentityReader(ReaderBase):
+    """Drop-in replacement for `tf.compat.v1.IdentityReader`: key = value = the work item."""
+
+    _legacy_class = tf1.IdentityReader
+    _default_name = "IdentityReader"
+    supports_serialize = True
+
+    def _records(self, work):
+        return tf.data.Dataset.from_tensors((work, work))
