@@ -77,6 +77,9 @@ class InputQueue:
                 lambda: tf.stack([iterator.get_next()]),
                 lambda: values.stack(),
             )
+            static_n = tf.get_static_value(n)
+            if not up_to and static_n is not None:
+                result.set_shape(tf.TensorShape([int(static_n)]).concatenate(self._shape))
         with tf.control_dependencies([pipeline._guard]):
             return tf.identity(result, name=name)
 

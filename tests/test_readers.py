@@ -1,0 +1,123 @@
+"""Readers against TensorFlow's own readers (contract §2, exp4, exp11, exp15)."""
+
+import pytest
+import tensorflow as tf
+from helpers import assert_same
+from helpers import compat_api
+from helpers import run_scenario
+from helpers import write
+from helpers import write_gzip
+from helpers import write_tfrecords
+
+tf1 = tf.compat.v1
+
+
+def _read(reader_factory, files, epochs=1, up_to=None):
+    def build(api):
+        queue = api.string_input_producer(files, num_epochs=epochs, shuffle=False)
+        reader = reader_factory(api)
+        return reader.read(queue) if up_to is None else reader.read_up_to(queue, up_to)
+
+    return build
+
+
+def test_text_lines_keep_blank_lines_strip_crlf_and_count_physical_lines(tmp_path):
+    f = write(str(tmp_path / "t.txt"), b"h1\nh2\nr1\r\n\nr3")
+    run = assert_same(_read(lambda api: api.TextLineReader(skip_header_lines=2), [f], epochs=2))
+    assert run.values[0] == [f"{f}:3".encode(), b"r1"]
+    assert [v for _, v in run.values] == [b"r1", b"", b"r3"] * 2
+
+
+def test_text_lines_over_several_files_with_an_empty_one(tmp_path):
+    files = [write(str(tmp_path / n), d) for n, d in (("a", "1\n2\n"), ("e", ""), ("b", "3\n"))]
+    assert_same(_read(lambda api: api.TextLineReader(), files))
+
+
+def test_read_up_to_never_crosses_a_file_and_skips_empty_files(tmp_path):
+    small = write(str(tmp_path / "small.txt"), "a\nb\n")
+    hdr = write(str(tmp_path / "hdr.txt"), "".join(f"{i}\n" for i in range(6)))
+    empty = write(str(tmp_path / "empty.txt"), "")
+    run = assert_same(_read(lambda api: api.TextLineReader(), [small, hdr, empty, small], up_to=3))
+    assert [len(k) for k, _ in run.values] == [2, 3, 3, 2]
+
+
+def test_fixed_length_records_honour_header_footer_and_drop_a_partial_tail(tmp_path):
+    f = write(str(tmp_path / "f.bin"), b"HHAAAABBBBCCCCDDFFF")
+    run = assert_same(
+        _read(lambda api: api.FixedLengthRecordReader(4, header_bytes=2, footer_bytes=3), [f])
+    )
+    assert [v for _, v in run.values] == [b"AAAA", b"BBBB", b"CCCC"]
+    assert run.values[0][0] == f"{f}:0".encode()
+
+
+def test_fixed_length_records_with_hop_bytes_overlap(tmp_path):
+    f = write(str(tmp_path / "h.bin"), b"0123456789")
+    run = assert_same(_read(lambda api: api.FixedLengthRecordReader(4, hop_bytes=3), [f]))
+    assert [v for _, v in run.values] == [b"0123", b"3456", b"6789"]
+
+
+def test_fixed_length_records_in_a_gzip_file(tmp_path):
+    f = write_gzip(str(tmp_path / "r.gz"), b"AAAABBBBCC")
+    assert_same(_read(lambda api: api.FixedLengthRecordReader(4, encoding="GZIP"), [f]))
+
+
+@pytest.mark.parametrize("compression", [None, "GZIP", "ZLIB"])
+def test_tfrecord_keys_are_byte_offsets(tmp_path, compression):
+    f = write_tfrecords(str(tmp_path / "r.tfr"), [b"abcde", b"xy", b"123456"], compression)
+    run = assert_same(_read(lambda api: api.TFRecordReader(options=compression), [f]))
+    assert [k for k, _ in run.values] == [f"{f}:{o}".encode() for o in (0, 21, 39)]
+
+
+def test_tfrecord_options_object_is_accepted(tmp_path):
+    f = write_tfrecords(str(tmp_path / "r.tfr"), [b"a", b"b"], "GZIP")
+    opts = tf1.io.TFRecordOptions(tf1.io.TFRecordCompressionType.GZIP)
+    assert_same(_read(lambda api: api.TFRecordReader(options=opts), [f]))
+
+
+def test_gzip_tfrecords_read_without_options_fail_with_data_loss(tmp_path):
+    f = write_tfrecords(str(tmp_path / "r.tfr"), [b"abc"], "GZIP")
+    run = run_scenario(compat_api(), _read(lambda api: api.TFRecordReader(), [f]))
+    assert run.error is tf.errors.DataLossError
+
+
+def test_whole_file_reader_returns_name_and_contents(tmp_path):
+    files = [write(str(tmp_path / n), n * 3) for n in ("x", "y")]
+    assert_same(_read(lambda api: api.WholeFileReader(), files, epochs=2))
+
+
+def test_identity_reader_returns_the_work_item_twice():
+    run = assert_same(_read(lambda api: api.IdentityReader(), ["foo", "bar"], epochs=2))
+    assert run.values == [[b"foo", b"foo"], [b"bar", b"bar"]] * 2
+
+
+def test_missing_file_raises_not_found(tmp_path):
+    run = run_scenario(compat_api(), _read(lambda api: api.TextLineReader(), [str(tmp_path / "nope")]))
+    assert run.error is tf.errors.NotFoundError
+
+
+def test_reader_counters_count_records_and_files(tmp_path):
+    files = [write(str(tmp_path / n), "1\n2\n") for n in ("a", "b")]
+    with tf.Graph().as_default():
+        import compat_input
+
+        q = compat_input.string_input_producer(files, num_epochs=1, shuffle=False)
+        reader = compat_input.TextLineReader()
+        _, value = reader.read(q)
+        with tf1.Session() as sess:
+            sess.run(tf1.local_variables_initializer())
+            compat_input.start_queue_runners(sess)
+            # tf.data prefetches, as legacy queues did: counters are exact once input ends.
+            for _ in range(4):
+                sess.run(value)
+            with pytest.raises(tf.errors.OutOfRangeError):
+                sess.run(value)
+            assert sess.run(reader.num_records_produced()) == 4
+            assert sess.run(reader.num_work_units_completed()) == 2
+
+
+def test_serialize_state_is_unimplemented_for_text_lines():
+    with tf.Graph().as_default():
+        import compat_input
+
+        with pytest.raises(tf.errors.UnimplementedError):
+            compat_input.TextLineReader().serialize_state()
