@@ -65,7 +65,7 @@ def describe(fetches: Any) -> Any:
         return [describe(v) for v in fetches]
     if isinstance(fetches, tf.SparseTensor):
         return ("sparse", fetches.dtype.name)
-    return (type(fetches).__name__, fetches.dtype.name, fetches.shape.as_list() if fetches.shape.rank is not None else None)
+    return ("tensor", fetches.dtype.name, fetches.shape.as_list() if fetches.shape.rank is not None else None)
 
 
 @dataclasses.dataclass

@@ -31,6 +31,8 @@ from tensorflow.core.framework import node_def_pb2
 from compat_input._src import errors
 from compat_input._src import pipeline as pipeline_lib
 
+tf1 = tf.compat.v1
+
 _PLACEHOLDERS = frozenset({"Placeholder", "PlaceholderV2", "PlaceholderWithDefault"})
 _FOREIGN_ITERATORS = frozenset({"IteratorGetNext", "IteratorGetNextSync", "IteratorGetNextAsOptional"})
 _QUEUE_DEQUEUES = frozenset({"QueueDequeueV2", "QueueDequeueManyV2", "QueueDequeueUpToV2"})
@@ -243,6 +245,8 @@ def capture(targets: list, what: str) -> Captured:
                 value = flat_args[source_offsets[id(source)] + index]
             else:
                 value = tf.identity(payload)  # Captures the outer tensor into the function.
+            if value.graph is not tf1.get_default_graph():
+                value = tf.identity(value)  # A branch function must capture it first.
             input_map[name] = value
         direct = [input_map.get(t.name) for t in targets]
         if all(d is not None for d in direct):

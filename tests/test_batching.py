@@ -1,0 +1,255 @@
+"""Batchers against TensorFlow's own queues (contract §4, exp2, exp5, exp6)."""
+
+import pytest
+import tensorflow as tf
+from helpers import assert_same
+from helpers import assert_same_multiset
+from helpers import compat_api
+from helpers import differential
+from helpers import run_scenario
+from helpers import write
+from helpers import write_tfrecords
+
+import compat_input
+
+tf1 = tf.compat.v1
+
+
+def _seven(tmp_path):
+    return write(str(tmp_path / "seven.txt"), "".join(f"line{i}\n" for i in range(1, 8)))
+
+
+@pytest.mark.parametrize("allow_smaller", [True, False])
+def test_reference_experiment_batches_straddle_epochs_and_end_like_legacy(tmp_path, allow_smaller):
+    f = _seven(tmp_path)
+
+    def build(api):
+        queue = api.string_input_producer([f], num_epochs=2, shuffle=False)
+        key, value = api.TextLineReader().read(queue)
+        return api.batch([key, value], 3, allow_smaller_final_batch=allow_smaller)
+
+    run = assert_same(build)
+    assert len(run.values) == (5 if allow_smaller else 4)
+    assert run.after_end == [tf.errors.OutOfRangeError] * 2
+
+
+def test_per_example_ops_are_captured_between_reader_and_batch(tmp_path):
+    f = write(str(tmp_path / "d.csv"), "".join(f"{i},{i * 0.5}\n" for i in range(9)))
+
+    def build(api):
+        queue = api.string_input_producer([f], num_epochs=1, shuffle=False)
+        _, line = api.TextLineReader().read(queue)
+        a, b = tf1.decode_csv(line, [[0], [0.0]])
+        feature = tf.stack([tf.cast(a, tf.float32) * 2.0, b])
+        return api.batch([feature, a], 4, allow_smaller_final_batch=True)
+
+    assert_same(build)
+
+
+@pytest.mark.parametrize("num_threads", [1, 3])
+def test_batch_of_a_producer_keeps_order(num_threads):
+    def build(api):
+        x = api.range_input_producer(10, num_epochs=1, shuffle=False).dequeue()
+        return api.batch([x * 10, tf.strings.as_string(x)], 4, num_threads=num_threads, allow_smaller_final_batch=True)
+
+    if num_threads == 1:
+        assert_same(build)
+    else:
+        assert_same_multiset(build, component=0)
+        compat = run_scenario(compat_api(), build)
+        assert compat.values[0][0] == [0, 10, 20, 30]  # Deterministic where legacy was not.
+
+
+def test_one_element_list_returns_a_bare_tensor_and_dict_returns_dict():
+    def build(api):
+        x = api.range_input_producer(6, num_epochs=1, shuffle=False).dequeue()
+        return [api.batch([x], 2, name="single"), api.batch({"b": x + 1, "a": x}, 2)]
+
+    legacy, compat = differential(build)
+    assert compat.structure == legacy.structure
+    assert compat.structure[0][0] == "tensor" and isinstance(compat.structure[1], dict)
+
+
+def test_output_names_follow_the_scope():
+    names = []
+    for api in (compat_api(),):
+        with tf.Graph().as_default():
+            x = api.range_input_producer(6).dequeue()
+            names = [api.batch([x, x], 2)[0].name, api.batch([x], 2, name="mybatch").name, api.shuffle_batch([x], 2, 10, 2).name]
+    assert names == ["batch:0", "mybatch:0", "shuffle_batch:0"]
+
+
+def test_allow_smaller_final_batch_makes_the_batch_dimension_unknown():
+    def build(api):
+        x = api.range_input_producer(5, num_epochs=1, shuffle=False).dequeue()
+        return [api.batch([x], 2, allow_smaller_final_batch=True), api.batch([x], 2)]
+
+    legacy, compat = differential(build, steps=0)
+    assert compat.structure == legacy.structure
+    assert compat.structure[0][2] == [None] and compat.structure[1][2] == [2]
+
+
+def test_dynamic_pad_pads_each_batch_to_its_longest_example():
+    def build(api):
+        n = api.range_input_producer(5, num_epochs=1, shuffle=False).dequeue()
+        return api.batch([tf.range(n), tf.strings.as_string(tf.range(n))], 2, dynamic_pad=True, allow_smaller_final_batch=True)
+
+    run = assert_same(build)
+    assert run.values[1][0] == [[0, 1, 0], [0, 1, 2]]
+
+
+def test_enqueue_many_rebatches_across_runs():
+    def build(api):
+        x = api.range_input_producer(3, num_epochs=1, shuffle=False).dequeue()
+        return api.batch([tf.stack([x * 10, x * 10 + 1])], 4, enqueue_many=True, allow_smaller_final_batch=True)
+
+    run = assert_same(build)
+    assert run.values == [[0, 1, 10, 11], [20, 21]]
+
+
+def test_maybe_batch_drops_examples_where_keep_input_is_false():
+    def build(api):
+        x = api.range_input_producer(10, num_epochs=1, shuffle=False).dequeue()
+        return api.maybe_batch([x], tf.equal(x % 2, 0), 2, allow_smaller_final_batch=True)
+
+    run = assert_same(build)
+    assert run.values == [[0, 2], [4, 6], [8]]
+
+
+def test_maybe_batch_with_a_vector_keep_input_and_enqueue_many():
+    def build(api):
+        x = api.range_input_producer(3, num_epochs=1, shuffle=False).dequeue()
+        rows = tf.stack([x * 10, x * 10 + 1, x * 10 + 2])
+        return api.maybe_batch([rows], tf.constant([True, False, True]), 2, enqueue_many=True)
+
+    run = assert_same(build)
+    assert run.values == [[0, 2], [10, 12], [20, 22]]
+
+
+def test_shapes_argument_overrides_inferred_shapes():
+    def build(api):
+        x = api.range_input_producer(4, num_epochs=1, shuffle=False).dequeue()
+        v = tf.unique(tf.stack([x, x + 1]))[0]
+        return api.batch([v], 2, shapes=[[2]])
+
+    legacy, compat = differential(build, steps=0)
+    assert compat.structure == legacy.structure == ("tensor", "int32", [2, 2])
+
+
+def test_sparse_tensors_are_batched_with_legacy_dense_shapes():
+    def build(api):
+        n = api.range_input_producer(4, num_epochs=1, shuffle=False).dequeue()
+        sparse = tf.sparse.from_dense(tf.reshape(tf.range(1, n + 1), [-1]))
+        return api.batch([sparse, n], 2)
+
+    assert_same(build)
+
+
+def test_shuffle_batch_delivers_every_example_once():
+    def build(api):
+        x = api.range_input_producer(50, num_epochs=2, shuffle=False).dequeue()
+        return api.shuffle_batch([x], 5, capacity=30, min_after_dequeue=10, allow_smaller_final_batch=True)
+
+    assert_same_multiset(build)
+
+
+def test_seeded_shuffle_batch_is_reproducible_even_with_threads():
+    def build(api):
+        x = api.range_input_producer(40, num_epochs=1, shuffle=False).dequeue()
+        return api.shuffle_batch([x * 2], 4, capacity=20, min_after_dequeue=8, num_threads=4, seed=7)
+
+    first, second = (run_scenario(compat_api(), build) for _ in range(2))
+    assert first.values == second.values and len(first.values) == 10
+
+
+def test_batch_join_of_independent_producers():
+    def build(api):
+        a = api.range_input_producer(5, num_epochs=1, shuffle=False).dequeue()
+        b = api.range_input_producer(3, num_epochs=1, shuffle=False).dequeue() + 100
+        return api.batch_join([[a], [b]], 2, allow_smaller_final_batch=True)
+
+    assert_same_multiset(build)
+
+
+def test_batch_join_of_readers_over_one_producer(tmp_path):
+    files = [write_tfrecords(str(tmp_path / f"f{i}.tfr"), [b"%d-%d" % (i, j) for j in range(3)]) for i in range(4)]
+
+    def build(api):
+        queue = api.string_input_producer(files, num_epochs=1, shuffle=False)
+        lists = []
+        for _ in range(2):
+            key, value = api.TFRecordReader().read(queue)
+            lists.append([key, value])
+        return api.shuffle_batch_join(lists, 3, capacity=20, min_after_dequeue=4, allow_smaller_final_batch=True)
+
+    assert_same_multiset(build, component=0)
+    assert_same_multiset(build, component=1)
+
+
+def test_batch_join_lists_sharing_one_reader_split_its_records(tmp_path):
+    f = write(str(tmp_path / "t.txt"), "".join(f"{i}\n" for i in range(8)))
+
+    def build(api):
+        queue = api.string_input_producer([f], num_epochs=1, shuffle=False)
+        _, value = api.TextLineReader().read(queue)
+        return api.batch_join([[value], [tf.strings.join([value, value])]], 2, allow_smaller_final_batch=True)
+
+    legacy, compat = differential(build)
+    assert compat.structure == legacy.structure
+    assert len([x for step in compat.values for x in step]) == 8
+
+
+def test_stateful_random_ops_run_once_per_example():
+    def build(api):
+        x = api.range_input_producer(6, num_epochs=1, shuffle=False).dequeue()
+        noise = tf.random.uniform([], seed=3)
+        return api.batch([x, noise], 6)
+
+    run = run_scenario(compat_api(), build)
+    assert len(set(run.values[0][1])) == 6
+
+
+def test_batching_a_source_free_random_tensor_runs_forever():
+    run = run_scenario(compat_api(), lambda api: api.batch([tf.random.normal([2])], 3), steps=3)
+    assert run.error is None and len(run.values) == 3
+
+
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (lambda x: compat_input.batch([], 2), ValueError, "Expected at least one tensor"),
+        (lambda x: compat_input.shuffle_batch([x], 2, 10, 10), ValueError, "capacity 10 must be bigger than min_after_dequeue 10"),
+        (lambda x: compat_input.batch(x, 2), TypeError, "wrap a single tensor in a list"),
+        (lambda x: compat_input.batch([tf.unique(tf.stack([x]))[0]], 2), ValueError, "All shapes must be fully defined"),
+        (lambda x: compat_input.maybe_batch([x], tf.constant([True]), 2), ValueError, "cannot be a vector"),
+        (lambda x: compat_input.batch_join([[x], [tf.cast(x, tf.float32)]], 2), TypeError, "Expected types to be consistent"),
+        (lambda x: compat_input.batch_join([{"a": x}, {"b": x}], 2), ValueError, "same keys"),
+    ],
+)
+def test_bad_arguments_raise_the_legacy_errors(call, error, message):
+    with tf.Graph().as_default():
+        x = compat_input.range_input_producer(4).dequeue()
+        with pytest.raises(error, match=message):
+            call(x)
+
+
+def test_a_placeholder_in_the_per_example_graph_is_named_in_the_error():
+    with tf.Graph().as_default():
+        x = compat_input.range_input_producer(4).dequeue()
+        scale = tf1.placeholder(tf.int32, [], name="scale")
+        with pytest.raises(compat_input.CaptureError, match="placeholder 'scale'.*test_batching.py"):
+            compat_input.batch([x * scale], 2)
+
+
+def test_a_resource_variable_in_the_per_example_graph_is_read_live():
+    with tf.Graph().as_default():
+        x = compat_input.range_input_producer(100, shuffle=False).dequeue()
+        w = tf1.Variable(1, use_resource=True)
+        b = compat_input.batch([x * w.read_value()], 1)
+        with tf1.Session() as sess:
+            sess.run(tf1.global_variables_initializer())
+            compat_input.start_queue_runners(sess)
+            first = sess.run(b)
+            sess.run(w.assign(1000))
+            later = [int(sess.run(b)[0]) for _ in range(10)]
+    assert first[0] == 0 and later[-1] >= 1000
