@@ -8,6 +8,7 @@ are those of `python SCRIPT`.
 """
 
 import argparse
+import atexit
 import builtins
 import os
 import runpy
@@ -30,7 +31,18 @@ def _tf1_import_hook(root: str):
     return hooked
 
 
-def run(script: str, args: list) -> int:
+def _report() -> None:
+    from compat_input._src import pipeline
+
+    names = pipeline.built_pipelines
+    print(
+        f"compat-input: served the input with {len(names)} tf.data pipelines"
+        + (f" ({', '.join(sorted(set(names)))})" if names else ""),
+        file=sys.stderr,
+    )
+
+
+def run(script: str, args: list, legacy: bool = False) -> int:
     script = os.path.abspath(script)
     if not os.path.isfile(script):
         print(f"compat-input run: no such file: {script}", file=sys.stderr)
@@ -41,11 +53,14 @@ def run(script: str, args: list) -> int:
     import compat_input
 
     tf.compat.v1.disable_v2_behavior()
-    compat_input.install()
+    if not legacy:
+        compat_input.install()
     root = os.path.dirname(script) + os.sep
     builtins.__import__ = _tf1_import_hook(root)
     sys.argv = [script, *args]
     sys.path.insert(0, os.path.dirname(script))
+    if not legacy:
+        atexit.register(_report)
     try:
         runpy.run_path(script, run_name="__main__")
     except SystemExit as e:
@@ -65,11 +80,16 @@ def main(argv=None) -> int:
     )
     sub = parser.add_subparsers(dest="command", required=True)
     run_parser = sub.add_parser("run", help="run an unmodified TF1 program on TensorFlow 2")
+    run_parser.add_argument(
+        "--legacy",
+        action="store_true",
+        help="run on TensorFlow's own tf.compat.v1 queues instead, to compare",
+    )
     run_parser.add_argument("script")
     run_parser.add_argument("args", nargs=argparse.REMAINDER)
     ns = parser.parse_args(argv)
     if ns.command == "run":
-        return run(ns.script, ns.args)
+        return run(ns.script, ns.args, legacy=ns.legacy)
     return 2
 
 

@@ -52,6 +52,9 @@ class _GraphState:
         self.lock = threading.Lock()
 
 
+# Names of every pipeline built in this process, for `compat-input run`'s report.
+built_pipelines: list[str] = []
+
 _graph_states: "weakref.WeakKeyDictionary[tf.Graph, _GraphState]" = weakref.WeakKeyDictionary()
 _graph_states_lock = threading.Lock()
 
@@ -99,6 +102,7 @@ class Pipeline:
         state = graph_state(graph)
         with state.lock:
             state.pipelines.append(self)
+        built_pipelines.append(name)
         _ensure_runner(graph)
 
     def get_next(self, name: Optional[str] = None) -> Any:

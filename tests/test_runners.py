@@ -1,0 +1,147 @@
+"""Starting pipelines wherever legacy code started queue runners (contract §5, §7)."""
+
+import time
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import compat_input
+
+tf1 = tf.compat.v1
+
+
+def _pipeline():
+    x = compat_input.range_input_producer(100, shuffle=False).dequeue()
+    return compat_input.batch([x], 2)
+
+
+def test_running_a_pipeline_never_started_fails_at_once_with_the_fix():
+    with tf.Graph().as_default():
+        b = _pipeline()
+        with tf1.Session() as sess:
+            start = time.monotonic()
+            with pytest.raises(tf.errors.InvalidArgumentError, match="never started.*start_queue_runners"):
+                sess.run(b)
+            assert time.monotonic() - start < 5
+
+
+@pytest.mark.parametrize(
+    "start",
+    [
+        lambda sess: compat_input.start_queue_runners(sess),
+        lambda sess: tf1.train.start_queue_runners(sess),
+        lambda sess: [qr.create_threads(sess, start=True) for qr in tf1.get_collection(tf1.GraphKeys.QUEUE_RUNNERS)],
+    ],
+    ids=["ours", "tensorflow", "create_threads"],
+)
+def test_every_legacy_way_of_starting_starts_pipelines(start):
+    with tf.Graph().as_default():
+        b = _pipeline()
+        with tf1.Session() as sess:
+            start(sess)
+            assert sess.run(b).tolist() == [0, 1]
+
+
+def test_starting_twice_in_one_session_does_not_rewind_and_a_new_session_starts_afresh():
+    with tf.Graph().as_default():
+        b = _pipeline()
+        with tf1.Session() as sess:
+            compat_input.start_queue_runners(sess)
+            sess.run(b)
+            assert compat_input.start_queue_runners(sess) == []
+            assert sess.run(b).tolist() == [2, 3]
+        with tf1.Session() as sess:
+            compat_input.start_queue_runners(sess)
+            assert sess.run(b).tolist() == [0, 1]
+
+
+def test_start_queue_runners_without_a_session_names_the_fix():
+    with tf.Graph().as_default():
+        _pipeline()
+        with pytest.raises(ValueError, match="No default session"):
+            compat_input.start_queue_runners()
+
+
+def test_monitored_training_session_starts_pipelines():
+    with tf.Graph().as_default():
+        b = _pipeline()
+        tf1.train.get_or_create_global_step()
+        with tf1.train.MonitoredTrainingSession() as sess:
+            assert sess.run(b).tolist() == [0, 1]
+            assert compat_input.start_queue_runners(sess) == []
+
+
+def test_stock_supervisor_starts_pipelines_and_swallows_the_end_of_input(tmp_path):
+    with tf.Graph().as_default():
+        x = compat_input.range_input_producer(5, num_epochs=1, shuffle=False).dequeue()
+        b = compat_input.batch([x], 2)
+        sv = tf1.train.Supervisor(logdir=str(tmp_path), save_model_secs=0, save_summaries_secs=0)
+        seen = []
+        with sv.managed_session() as sess:
+            while not sv.should_stop():
+                seen.append(sess.run(b).tolist())
+    assert seen == [[0, 1], [2, 3]]
+
+
+def test_export_meta_graph_keeps_user_queue_runners():
+    with tf.Graph().as_default():
+        _pipeline()
+        q = tf1.FIFOQueue(4, tf.int32)
+        tf1.train.add_queue_runner(tf1.train.QueueRunner(q, [q.enqueue(1)]))
+        meta = tf1.train.export_meta_graph()
+    assert len(meta.collection_def[tf1.GraphKeys.QUEUE_RUNNERS].bytes_list.value) == 1
+
+
+def test_hand_built_queue_fed_from_python_runs_beside_a_pipeline():
+    with tf.Graph().as_default():
+        b = _pipeline()
+        data = tf1.placeholder(tf.float32, [None])
+        q = tf1.FIFOQueue(10, tf.float32, shapes=[])
+        enqueue = q.enqueue_many([data])
+        with tf1.Session() as sess:
+            compat_input.start_queue_runners(sess)
+            sess.run(enqueue, {data: [1.5, 2.5]})
+            assert sess.run(q.dequeue_many(2)).tolist() == [1.5, 2.5]
+            assert sess.run(b).tolist() == [0, 1]
+
+
+def test_hand_built_shuffle_queue_with_a_queue_runner_reading_a_producer():
+    """simple_shuffle_batch: a RandomShuffleQueue filled by a user QueueRunner from a reader."""
+    with tf.Graph().as_default():
+        x = compat_input.range_input_producer(20, num_epochs=1, shuffle=False).dequeue()
+        q = tf1.RandomShuffleQueue(10, 2, [tf.int32], shapes=[[]])
+        compat_input.add_queue_runner(compat_input.QueueRunner(q, [q.enqueue([x])] * 2))
+        out = q.dequeue_up_to(3)
+        got = []
+        with tf1.Session() as sess:
+            coord = compat_input.Coordinator()
+            threads = compat_input.start_queue_runners(sess, coord)
+            try:
+                while True:
+                    got.extend(sess.run(out).tolist())
+            except tf.errors.OutOfRangeError:
+                pass
+            coord.request_stop()
+            coord.join(threads)
+    assert sorted(got) == list(range(20))
+
+
+def test_batch_over_a_hand_built_queue_ends_when_the_queue_is_drained():
+    with tf.Graph().as_default():
+        x = compat_input.range_input_producer(9, num_epochs=1, shuffle=False).dequeue()
+        q = tf1.FIFOQueue(10, [tf.int32], shapes=[[]])
+        compat_input.add_queue_runner(compat_input.QueueRunner(q, [q.enqueue([x])]))
+        b = compat_input.batch([q.dequeue() * 2], 4, allow_smaller_final_batch=True)
+        got = []
+        with tf1.Session() as sess:
+            coord = compat_input.Coordinator()
+            threads = compat_input.start_queue_runners(sess, coord)
+            try:
+                while True:
+                    got.append(sess.run(b).tolist())
+            except tf.errors.OutOfRangeError:
+                pass
+            coord.request_stop()
+            coord.join(threads)
+    assert sorted(np.concatenate(got).tolist()) == [2 * i for i in range(9)]
