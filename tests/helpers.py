@@ -11,8 +11,8 @@ import dataclasses
 import gzip
 import os
 import types
+from collections.abc import Callable
 from typing import Any
-from typing import Callable
 from typing import Optional
 
 import numpy as np
@@ -28,7 +28,9 @@ _TRAIN_NAMES = (
     "range_input_producer slice_input_producer limit_epochs match_filenames_once "
     "start_queue_runners"
 ).split()
-_READERS = "TextLineReader TFRecordReader FixedLengthRecordReader WholeFileReader IdentityReader".split()
+_READERS = (
+    "TextLineReader TFRecordReader FixedLengthRecordReader WholeFileReader IdentityReader".split()
+)
 
 
 def legacy_api() -> types.SimpleNamespace:
@@ -65,7 +67,11 @@ def describe(fetches: Any) -> Any:
         return [describe(v) for v in fetches]
     if isinstance(fetches, tf.SparseTensor):
         return ("sparse", fetches.dtype.name)
-    return ("tensor", fetches.dtype.name, fetches.shape.as_list() if fetches.shape.rank is not None else None)
+    return (
+        "tensor",
+        fetches.dtype.name,
+        fetches.shape.as_list() if fetches.shape.rank is not None else None,
+    )
 
 
 @dataclasses.dataclass
@@ -147,9 +153,9 @@ def assert_same_multiset(build: Callable, component: Optional[int] = None, **kwa
     legacy, compat = differential(build, **kwargs)
     assert compat.structure == legacy.structure
     key = repr
-    assert collections.Counter(map(key, flatten_examples(compat.values, component))) == collections.Counter(
-        map(key, flatten_examples(legacy.values, component))
-    )
+    assert collections.Counter(
+        map(key, flatten_examples(compat.values, component))
+    ) == collections.Counter(map(key, flatten_examples(legacy.values, component)))
     assert compat.error == legacy.error
     return legacy, compat
 

@@ -2,6 +2,8 @@
 
 import pytest
 import tensorflow as tf
+
+import compat_input
 from helpers import assert_same
 from helpers import assert_same_multiset
 from helpers import compat_api
@@ -9,8 +11,6 @@ from helpers import differential
 from helpers import run_scenario
 from helpers import write
 from helpers import write_tfrecords
-
-import compat_input
 
 tf1 = tf.compat.v1
 
@@ -50,7 +50,12 @@ def test_per_example_ops_are_captured_between_reader_and_batch(tmp_path):
 def test_batch_of_a_producer_keeps_order(num_threads):
     def build(api):
         x = api.range_input_producer(10, num_epochs=1, shuffle=False).dequeue()
-        return api.batch([x * 10, tf.strings.as_string(x)], 4, num_threads=num_threads, allow_smaller_final_batch=True)
+        return api.batch(
+            [x * 10, tf.strings.as_string(x)],
+            4,
+            num_threads=num_threads,
+            allow_smaller_final_batch=True,
+        )
 
     if num_threads == 1:
         assert_same(build)
@@ -75,7 +80,11 @@ def test_output_names_follow_the_scope():
     for api in (compat_api(),):
         with tf.Graph().as_default():
             x = api.range_input_producer(6).dequeue()
-            names = [api.batch([x, x], 2)[0].name, api.batch([x], 2, name="mybatch").name, api.shuffle_batch([x], 2, 10, 2).name]
+            names = [
+                api.batch([x, x], 2)[0].name,
+                api.batch([x], 2, name="mybatch").name,
+                api.shuffle_batch([x], 2, 10, 2).name,
+            ]
     assert names == ["batch:0", "mybatch:0", "shuffle_batch:0"]
 
 
@@ -92,7 +101,12 @@ def test_allow_smaller_final_batch_makes_the_batch_dimension_unknown():
 def test_dynamic_pad_pads_each_batch_to_its_longest_example():
     def build(api):
         n = api.range_input_producer(5, num_epochs=1, shuffle=False).dequeue()
-        return api.batch([tf.range(n), tf.strings.as_string(tf.range(n))], 2, dynamic_pad=True, allow_smaller_final_batch=True)
+        return api.batch(
+            [tf.range(n), tf.strings.as_string(tf.range(n))],
+            2,
+            dynamic_pad=True,
+            allow_smaller_final_batch=True,
+        )
 
     run = assert_same(build)
     assert run.values[1][0] == [[0, 1, 0], [0, 1, 2]]
@@ -101,7 +115,9 @@ def test_dynamic_pad_pads_each_batch_to_its_longest_example():
 def test_enqueue_many_rebatches_across_runs():
     def build(api):
         x = api.range_input_producer(3, num_epochs=1, shuffle=False).dequeue()
-        return api.batch([tf.stack([x * 10, x * 10 + 1])], 4, enqueue_many=True, allow_smaller_final_batch=True)
+        return api.batch(
+            [tf.stack([x * 10, x * 10 + 1])], 4, enqueue_many=True, allow_smaller_final_batch=True
+        )
 
     run = assert_same(build)
     assert run.values == [[0, 1, 10, 11], [20, 21]]
@@ -148,7 +164,9 @@ def test_sparse_tensors_are_batched_with_legacy_dense_shapes():
 def test_shuffle_batch_delivers_every_example_once():
     def build(api):
         x = api.range_input_producer(50, num_epochs=2, shuffle=False).dequeue()
-        return api.shuffle_batch([x], 5, capacity=30, min_after_dequeue=10, allow_smaller_final_batch=True)
+        return api.shuffle_batch(
+            [x], 5, capacity=30, min_after_dequeue=10, allow_smaller_final_batch=True
+        )
 
     assert_same_multiset(build)
 
@@ -156,7 +174,9 @@ def test_shuffle_batch_delivers_every_example_once():
 def test_seeded_shuffle_batch_is_reproducible_even_with_threads():
     def build(api):
         x = api.range_input_producer(40, num_epochs=1, shuffle=False).dequeue()
-        return api.shuffle_batch([x * 2], 4, capacity=20, min_after_dequeue=8, num_threads=4, seed=7)
+        return api.shuffle_batch(
+            [x * 2], 4, capacity=20, min_after_dequeue=8, num_threads=4, seed=7
+        )
 
     first, second = (run_scenario(compat_api(), build) for _ in range(2))
     assert first.values == second.values and len(first.values) == 10
@@ -172,7 +192,10 @@ def test_batch_join_of_independent_producers():
 
 
 def test_batch_join_of_readers_over_one_producer(tmp_path):
-    files = [write_tfrecords(str(tmp_path / f"f{i}.tfr"), [b"%d-%d" % (i, j) for j in range(3)]) for i in range(4)]
+    files = [
+        write_tfrecords(str(tmp_path / f"f{i}.tfr"), [b"%d-%d" % (i, j) for j in range(3)])
+        for i in range(4)
+    ]
 
     def build(api):
         queue = api.string_input_producer(files, num_epochs=1, shuffle=False)
@@ -180,7 +203,9 @@ def test_batch_join_of_readers_over_one_producer(tmp_path):
         for _ in range(2):
             key, value = api.TFRecordReader().read(queue)
             lists.append([key, value])
-        return api.shuffle_batch_join(lists, 3, capacity=20, min_after_dequeue=4, allow_smaller_final_batch=True)
+        return api.shuffle_batch_join(
+            lists, 3, capacity=20, min_after_dequeue=4, allow_smaller_final_batch=True
+        )
 
     assert_same_multiset(build, component=0)
     assert_same_multiset(build, component=1)
@@ -192,7 +217,9 @@ def test_batch_join_lists_sharing_one_reader_split_its_records(tmp_path):
     def build(api):
         queue = api.string_input_producer([f], num_epochs=1, shuffle=False)
         _, value = api.TextLineReader().read(queue)
-        return api.batch_join([[value], [tf.strings.join([value, value])]], 2, allow_smaller_final_batch=True)
+        return api.batch_join(
+            [[value], [tf.strings.join([value, value])]], 2, allow_smaller_final_batch=True
+        )
 
     legacy, compat = differential(build)
     assert compat.structure == legacy.structure
@@ -218,11 +245,27 @@ def test_batching_a_source_free_random_tensor_runs_forever():
     "call, error, message",
     [
         (lambda x: compat_input.batch([], 2), ValueError, "Expected at least one tensor"),
-        (lambda x: compat_input.shuffle_batch([x], 2, 10, 10), ValueError, "capacity 10 must be bigger than min_after_dequeue 10"),
+        (
+            lambda x: compat_input.shuffle_batch([x], 2, 10, 10),
+            ValueError,
+            "capacity 10 must be bigger than min_after_dequeue 10",
+        ),
         (lambda x: compat_input.batch(x, 2), TypeError, "wrap a single tensor in a list"),
-        (lambda x: compat_input.batch([tf.unique(tf.stack([x]))[0]], 2), ValueError, "All shapes must be fully defined"),
-        (lambda x: compat_input.maybe_batch([x], tf.constant([True]), 2), ValueError, "cannot be a vector"),
-        (lambda x: compat_input.batch_join([[x], [tf.cast(x, tf.float32)]], 2), TypeError, "Expected types to be consistent"),
+        (
+            lambda x: compat_input.batch([tf.unique(tf.stack([x]))[0]], 2),
+            ValueError,
+            "All shapes must be fully defined",
+        ),
+        (
+            lambda x: compat_input.maybe_batch([x], tf.constant([True]), 2),
+            ValueError,
+            "cannot be a vector",
+        ),
+        (
+            lambda x: compat_input.batch_join([[x], [tf.cast(x, tf.float32)]], 2),
+            TypeError,
+            "Expected types to be consistent",
+        ),
         (lambda x: compat_input.batch_join([{"a": x}, {"b": x}], 2), ValueError, "same keys"),
     ],
 )
@@ -237,7 +280,9 @@ def test_a_placeholder_in_the_per_example_graph_is_named_in_the_error():
     with tf.Graph().as_default():
         x = compat_input.range_input_producer(4).dequeue()
         scale = tf1.placeholder(tf.int32, [], name="scale")
-        with pytest.raises(compat_input.CaptureError, match="placeholder 'scale'.*test_batching.py"):
+        with pytest.raises(
+            compat_input.CaptureError, match="placeholder 'scale'.*test_batching.py"
+        ):
             compat_input.batch([x * scale], 2)
 
 

@@ -85,7 +85,10 @@ def test_run_keeps_argv_main_and_exit_status(tmp_path):
     )
     done = subprocess.run(
         [sys.executable, "-m", "compat_input._src.cli", "run", str(script), "a", "--b"],
-        capture_output=True, text=True, env=ENV, timeout=120,
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=120,
     )
     assert done.returncode == 3
     assert done.stdout.strip() == "__main__ ['a', '--b'] True"

@@ -4,19 +4,21 @@ import collections
 
 import pytest
 import tensorflow as tf
-from helpers import assert_same
-from helpers import differential
-from helpers import run_scenario
-from helpers import compat_api
-from helpers import legacy_api
 
 import compat_input
+from helpers import assert_same
+from helpers import compat_api
+from helpers import differential
+from helpers import legacy_api
+from helpers import run_scenario
 
 tf1 = tf.compat.v1
 
 
 def test_range_input_producer_unshuffled_two_epochs_ends_on_the_21st_run():
-    run = assert_same(lambda api: api.range_input_producer(10, num_epochs=2, shuffle=False).dequeue())
+    run = assert_same(
+        lambda api: api.range_input_producer(10, num_epochs=2, shuffle=False).dequeue()
+    )
     assert len(run.values) == 20 and run.error is tf.errors.OutOfRangeError
 
 
@@ -31,7 +33,11 @@ def test_seeded_range_input_producer_gives_the_legacy_permutations():
 
 
 def test_unseeded_shuffle_gives_complete_fresh_epochs():
-    legacy, compat = differential(lambda api: api.string_input_producer([b"a", b"b", b"c", b"d", b"e", b"f"], num_epochs=3).dequeue())
+    legacy, compat = differential(
+        lambda api: api.string_input_producer(
+            [b"a", b"b", b"c", b"d", b"e", b"f"], num_epochs=3
+        ).dequeue()
+    )
     for run in (legacy, compat):
         epochs = [run.values[i : i + 6] for i in range(0, 18, 6)]
         assert all(sorted(e) == [b"a", b"b", b"c", b"d", b"e", b"f"] for e in epochs)
@@ -39,12 +45,18 @@ def test_unseeded_shuffle_gives_complete_fresh_epochs():
 
 
 def test_range_input_producer_accepts_a_tensor_limit():
-    assert_same(lambda api: api.range_input_producer(tf.constant(4) + 1, num_epochs=1, shuffle=False).dequeue())
+    assert_same(
+        lambda api: api.range_input_producer(
+            tf.constant(4) + 1, num_epochs=1, shuffle=False
+        ).dequeue()
+    )
 
 
 def test_slice_input_producer_keeps_rows_together_in_order():
     def build(api):
-        return api.slice_input_producer([tf.range(10, 15), tf.range(5)], num_epochs=2, shuffle=False)
+        return api.slice_input_producer(
+            [tf.range(10, 15), tf.range(5)], num_epochs=2, shuffle=False
+        )
 
     run = assert_same(build)
     assert run.values[0] == [10, 0] and len(run.values) == 10
@@ -95,7 +107,9 @@ def test_string_input_producer_rejects_an_empty_list_at_build_time():
 
 
 def test_string_input_producer_rejects_an_empty_tensor_at_run_time():
-    run = run_scenario(compat_api(), lambda api: api.string_input_producer(tf.constant([], tf.string)).dequeue())
+    run = run_scenario(
+        compat_api(), lambda api: api.string_input_producer(tf.constant([], tf.string)).dequeue()
+    )
     assert run.error is tf.errors.InvalidArgumentError
     assert "requires a non-null input tensor" in run.error_message
 
@@ -130,7 +144,9 @@ def test_match_filenames_once_resource_variable_feeds_string_input_producer(tmp_
     # Resource variables (no disable_v2_behavior): legacy string_input_producer fails here.
     run = run_scenario(
         compat_api(),
-        lambda api: api.string_input_producer(api.match_filenames_once(pattern), num_epochs=1, shuffle=False).dequeue(),
+        lambda api: api.string_input_producer(
+            api.match_filenames_once(pattern), num_epochs=1, shuffle=False
+        ).dequeue(),
     )
     assert run.values == [str(tmp_path / "a.txt").encode(), str(tmp_path / "b.txt").encode()]
 
@@ -143,7 +159,9 @@ def test_queue_surface_dequeue_many_and_up_to():
     run = assert_same(build)
     assert run.values == [[0, 1, 2], [3, 4, 5], [6]]
 
-    run = assert_same(lambda api: api.range_input_producer(7, num_epochs=1, shuffle=False).dequeue_many(3))
+    run = assert_same(
+        lambda api: api.range_input_producer(7, num_epochs=1, shuffle=False).dequeue_many(3)
+    )
     assert run.values == [[0, 1, 2], [3, 4, 5]]
 
 

@@ -2,6 +2,7 @@
 
 import pytest
 import tensorflow as tf
+
 from helpers import assert_same
 from helpers import compat_api
 from helpers import run_scenario
@@ -91,7 +92,9 @@ def test_identity_reader_returns_the_work_item_twice():
 
 
 def test_missing_file_raises_not_found(tmp_path):
-    run = run_scenario(compat_api(), _read(lambda api: api.TextLineReader(), [str(tmp_path / "nope")]))
+    run = run_scenario(
+        compat_api(), _read(lambda api: api.TextLineReader(), [str(tmp_path / "nope")])
+    )
     assert run.error is tf.errors.NotFoundError
 
 

@@ -21,7 +21,9 @@ def test_running_a_pipeline_never_started_fails_at_once_with_the_fix():
         b = _pipeline()
         with tf1.Session() as sess:
             start = time.monotonic()
-            with pytest.raises(tf.errors.InvalidArgumentError, match="never started.*start_queue_runners"):
+            with pytest.raises(
+                tf.errors.InvalidArgumentError, match="never started.*start_queue_runners"
+            ):
                 sess.run(b)
             assert time.monotonic() - start < 5
 
@@ -31,7 +33,10 @@ def test_running_a_pipeline_never_started_fails_at_once_with_the_fix():
     [
         lambda sess: compat_input.start_queue_runners(sess),
         lambda sess: tf1.train.start_queue_runners(sess),
-        lambda sess: [qr.create_threads(sess, start=True) for qr in tf1.get_collection(tf1.GraphKeys.QUEUE_RUNNERS)],
+        lambda sess: [
+            qr.create_threads(sess, start=True)
+            for qr in tf1.get_collection(tf1.GraphKeys.QUEUE_RUNNERS)
+        ],
     ],
     ids=["ours", "tensorflow", "create_threads"],
 )

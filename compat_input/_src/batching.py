@@ -166,9 +166,7 @@ def _stateless(lists: list) -> bool:
 def _combine(lists: list, what: str, parallel) -> tf.data.Dataset:
     if len(lists) == 1:
         only = lists[0]
-        return only.captured.source_dataset.map(
-            lambda *element: only.examples(element), **parallel
-        )
+        return only.captured.source_dataset.map(lambda *element: only.examples(element), **parallel)
     sources = [tuple(id(s) for s in item.captured.sources) for item in lists]
     if sources[0] and all(s == sources[0] for s in sources):
         # One shared stream (one reader, or one producer): its elements go to the lists in
@@ -181,13 +179,12 @@ def _combine(lists: list, what: str, parallel) -> tf.data.Dataset:
                 [lambda item=item: item.examples(element) for item in branches],
             )
 
-        return lists[0].captured.source_dataset.enumerate().map(
-            by_turn, **parallel
-        )
+        return lists[0].captured.source_dataset.enumerate().map(by_turn, **parallel)
     singles = [item.captured.sources for item in lists]
-    if all(len(s) == 1 and s[0].work_source is not None for s in singles) and len(
-        {id(s[0].work_source) for s in singles}
-    ) == 1:
+    if (
+        all(len(s) == 1 and s[0].work_source is not None for s in singles)
+        and len({id(s[0].work_source) for s in singles}) == 1
+    ):
         # Several readers over one producer: each legacy reader thread took the next file,
         # so files are read side by side, one per list.
         work = singles[0][0].work_source
@@ -297,7 +294,9 @@ def _build(
         if vector_keep:
             dataset = dataset.map(
                 lambda *x: tuple(
-                    tf.sparse.retain(v, x[-1]) if isinstance(v, tf.SparseTensor) else tf.boolean_mask(v, x[-1])
+                    tf.sparse.retain(v, x[-1])
+                    if isinstance(v, tf.SparseTensor)
+                    else tf.boolean_mask(v, x[-1])
                     for v in x[:-1]
                 )
             )
@@ -362,9 +361,19 @@ def batch(
     """
     del shared_name
     return _build(
-        [tensors], tensors, batch_size, True, what="batch", default_name="batch",
-        capacity=capacity, enqueue_many=enqueue_many, shapes=shapes, dynamic_pad=dynamic_pad,
-        allow_smaller_final_batch=allow_smaller_final_batch, name=name, num_threads=num_threads,
+        [tensors],
+        tensors,
+        batch_size,
+        True,
+        what="batch",
+        default_name="batch",
+        capacity=capacity,
+        enqueue_many=enqueue_many,
+        shapes=shapes,
+        dynamic_pad=dynamic_pad,
+        allow_smaller_final_batch=allow_smaller_final_batch,
+        name=name,
+        num_threads=num_threads,
     )
 
 
@@ -387,9 +396,19 @@ def maybe_batch(
     """
     del shared_name
     return _build(
-        [tensors], tensors, batch_size, keep_input, what="maybe_batch", default_name="batch",
-        capacity=capacity, enqueue_many=enqueue_many, shapes=shapes, dynamic_pad=dynamic_pad,
-        allow_smaller_final_batch=allow_smaller_final_batch, name=name, num_threads=num_threads,
+        [tensors],
+        tensors,
+        batch_size,
+        keep_input,
+        what="maybe_batch",
+        default_name="batch",
+        capacity=capacity,
+        enqueue_many=enqueue_many,
+        shapes=shapes,
+        dynamic_pad=dynamic_pad,
+        allow_smaller_final_batch=allow_smaller_final_batch,
+        name=name,
+        num_threads=num_threads,
     )
 
 
@@ -411,9 +430,17 @@ def batch_join(
     """
     del shared_name
     return _join(
-        tensors_list, batch_size, True, "batch_join", "batch_join", capacity=capacity,
-        enqueue_many=enqueue_many, shapes=shapes, dynamic_pad=dynamic_pad,
-        allow_smaller_final_batch=allow_smaller_final_batch, name=name,
+        tensors_list,
+        batch_size,
+        True,
+        "batch_join",
+        "batch_join",
+        capacity=capacity,
+        enqueue_many=enqueue_many,
+        shapes=shapes,
+        dynamic_pad=dynamic_pad,
+        allow_smaller_final_batch=allow_smaller_final_batch,
+        name=name,
     )
 
 
@@ -435,9 +462,17 @@ def maybe_batch_join(
     """
     del shared_name
     return _join(
-        tensors_list, batch_size, keep_input, "maybe_batch_join", "batch_join",
-        capacity=capacity, enqueue_many=enqueue_many, shapes=shapes, dynamic_pad=dynamic_pad,
-        allow_smaller_final_batch=allow_smaller_final_batch, name=name,
+        tensors_list,
+        batch_size,
+        keep_input,
+        "maybe_batch_join",
+        "batch_join",
+        capacity=capacity,
+        enqueue_many=enqueue_many,
+        shapes=shapes,
+        dynamic_pad=dynamic_pad,
+        allow_smaller_final_batch=allow_smaller_final_batch,
+        name=name,
     )
 
 
@@ -462,10 +497,20 @@ def shuffle_batch(
     """
     del shared_name
     return _build(
-        [tensors], tensors, batch_size, True, what="shuffle_batch",
-        default_name="shuffle_batch", capacity=capacity, enqueue_many=enqueue_many,
-        shapes=shapes, dynamic_pad=False, allow_smaller_final_batch=allow_smaller_final_batch,
-        name=name, shuffle=(min_after_dequeue, seed), num_threads=num_threads,
+        [tensors],
+        tensors,
+        batch_size,
+        True,
+        what="shuffle_batch",
+        default_name="shuffle_batch",
+        capacity=capacity,
+        enqueue_many=enqueue_many,
+        shapes=shapes,
+        dynamic_pad=False,
+        allow_smaller_final_batch=allow_smaller_final_batch,
+        name=name,
+        shuffle=(min_after_dequeue, seed),
+        num_threads=num_threads,
     )
 
 
@@ -489,10 +534,20 @@ def maybe_shuffle_batch(
     """
     del shared_name
     return _build(
-        [tensors], tensors, batch_size, keep_input, what="maybe_shuffle_batch",
-        default_name="shuffle_batch", capacity=capacity, enqueue_many=enqueue_many,
-        shapes=shapes, dynamic_pad=False, allow_smaller_final_batch=allow_smaller_final_batch,
-        name=name, shuffle=(min_after_dequeue, seed), num_threads=num_threads,
+        [tensors],
+        tensors,
+        batch_size,
+        keep_input,
+        what="maybe_shuffle_batch",
+        default_name="shuffle_batch",
+        capacity=capacity,
+        enqueue_many=enqueue_many,
+        shapes=shapes,
+        dynamic_pad=False,
+        allow_smaller_final_batch=allow_smaller_final_batch,
+        name=name,
+        shuffle=(min_after_dequeue, seed),
+        num_threads=num_threads,
     )
 
 
@@ -514,9 +569,17 @@ def shuffle_batch_join(
     """
     del shared_name
     return _join(
-        tensors_list, batch_size, True, "shuffle_batch_join", "shuffle_batch_join",
-        capacity=capacity, enqueue_many=enqueue_many, shapes=shapes, dynamic_pad=False,
-        allow_smaller_final_batch=allow_smaller_final_batch, name=name,
+        tensors_list,
+        batch_size,
+        True,
+        "shuffle_batch_join",
+        "shuffle_batch_join",
+        capacity=capacity,
+        enqueue_many=enqueue_many,
+        shapes=shapes,
+        dynamic_pad=False,
+        allow_smaller_final_batch=allow_smaller_final_batch,
+        name=name,
         shuffle=(min_after_dequeue, seed),
     )
 
@@ -540,9 +603,17 @@ def maybe_shuffle_batch_join(
     """
     del shared_name
     return _join(
-        tensors_list, batch_size, keep_input, "maybe_shuffle_batch_join", "shuffle_batch_join",
-        capacity=capacity, enqueue_many=enqueue_many, shapes=shapes, dynamic_pad=False,
-        allow_smaller_final_batch=allow_smaller_final_batch, name=name,
+        tensors_list,
+        batch_size,
+        keep_input,
+        "maybe_shuffle_batch_join",
+        "shuffle_batch_join",
+        capacity=capacity,
+        enqueue_many=enqueue_many,
+        shapes=shapes,
+        dynamic_pad=False,
+        allow_smaller_final_batch=allow_smaller_final_batch,
+        name=name,
         shuffle=(min_after_dequeue, seed),
     )
 
@@ -556,6 +627,11 @@ def _join(tensors_list, batch_size, keep_input, what, default_name, **kwargs):
         if any(set(t) != keys for t in tensors_list):
             raise ValueError("All dictionaries in tensors_list must have the same keys")
     return _build(
-        list(tensors_list), first, batch_size, keep_input, what=what, default_name=default_name,
+        list(tensors_list),
+        first,
+        batch_size,
+        keep_input,
+        what=what,
+        default_name=default_name,
         **kwargs,
     )

@@ -20,9 +20,8 @@ What prototyping taught (design.md), each handled below:
 """
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any
-from typing import Callable
-from typing import Optional
 
 import tensorflow as tf
 from tensorflow.core.framework import graph_pb2
@@ -34,7 +33,9 @@ from compat_input._src import pipeline as pipeline_lib
 tf1 = tf.compat.v1
 
 _PLACEHOLDERS = frozenset({"Placeholder", "PlaceholderV2", "PlaceholderWithDefault"})
-_FOREIGN_ITERATORS = frozenset({"IteratorGetNext", "IteratorGetNextSync", "IteratorGetNextAsOptional"})
+_FOREIGN_ITERATORS = frozenset(
+    {"IteratorGetNext", "IteratorGetNextSync", "IteratorGetNextAsOptional"}
+)
 _QUEUE_DEQUEUES = frozenset({"QueueDequeueV2", "QueueDequeueManyV2", "QueueDequeueUpToV2"})
 _REAL_READS = frozenset({"ReaderReadV2", "ReaderReadUpToV2", "ReaderRead", "ReaderReadUpTo"})
 _ARG_PREFIX = "compat_input_arg_"

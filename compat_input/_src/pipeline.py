@@ -22,14 +22,12 @@ source's tensors and its own inputs, and rebuilds it over `source.dataset` (capt
 import dataclasses
 import threading
 import weakref
+from collections.abc import Callable
 from typing import Any
-from typing import Callable
 from typing import Optional
 
 import tensorflow as tf
 from tensorflow.python.framework import ops as _ops
-
-from compat_input._src import errors
 
 tf1 = tf.compat.v1
 
@@ -43,9 +41,9 @@ class _GraphState:
     """What compat_input knows about one graph."""
 
     def __init__(self):
-        self.pipelines: list["Pipeline"] = []
+        self.pipelines: list[Pipeline] = []
         # Source element tensors, by tensor name: (source, index in the flat element).
-        self.source_tensors: dict[str, tuple["Source", int]] = {}
+        self.source_tensors: dict[str, tuple[Source, int]] = {}
         # Variables in no collection that pipelines use: initialized once per session at start.
         self.variables: list[tuple[tf.Operation, tf.Tensor]] = []
         self.runner: Optional[_PipelineRunner] = None

@@ -54,7 +54,9 @@ class InputQueue:
         iterator = pipeline.iterator
         with tf1.name_scope(name, "dequeue_many"):
             n = tf.convert_to_tensor(n, tf.int32)
-            values = tf.TensorArray(self._dtype, size=0, dynamic_size=True, element_shape=self._shape)
+            values = tf.TensorArray(
+                self._dtype, size=0, dynamic_size=True, element_shape=self._shape
+            )
 
             def cond(i, more, values):
                 return tf.logical_and(i < n, more)
@@ -62,13 +64,13 @@ class InputQueue:
             def body(i, more, values):
                 optional = iterator.get_next_as_optional()
                 has = optional.has_value()
-                value = tf.cond(
-                    has, optional.get_value, lambda: tf.zeros(self._shape, self._dtype)
-                )
+                value = tf.cond(has, optional.get_value, lambda: tf.zeros(self._shape, self._dtype))
                 values = tf.cond(has, lambda: values.write(i, value), lambda: values)
                 return i + tf.cast(has, tf.int32), has, values
 
-            count, _, values = tf.while_loop(cond, body, [tf.constant(0), tf.constant(True), values])
+            count, _, values = tf.while_loop(
+                cond, body, [tf.constant(0), tf.constant(True), values]
+            )
             needed = tf.constant(1) if up_to else n
             # The iterator is exhausted exactly when too few came back: one more get_next
             # raises the legacy OutOfRangeError from the tensor the user runs.

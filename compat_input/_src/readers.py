@@ -37,11 +37,17 @@ class ReaderBase:
             self._scope = scope
             # Counters live in no collection, like a legacy reader's internal state.
             self._produced = tf1.Variable(
-                tf.constant(0, tf.int64), trainable=False, collections=[], use_resource=True,
+                tf.constant(0, tf.int64),
+                trainable=False,
+                collections=[],
+                use_resource=True,
                 name="records_produced",
             )
             self._completed = tf1.Variable(
-                tf.constant(0, tf.int64), trainable=False, collections=[], use_resource=True,
+                tf.constant(0, tf.int64),
+                trainable=False,
+                collections=[],
+                use_resource=True,
                 name="work_units_completed",
             )
         pipeline_lib.needs_initialization([self._produced, self._completed])
@@ -71,11 +77,15 @@ class ReaderBase:
         one = tf.constant(1, tf.int64)
 
         def count(key, value):
-            with tf.control_dependencies([tf.raw_ops.AssignAddVariableOp(resource=produced, value=one)]):
+            with tf.control_dependencies(
+                [tf.raw_ops.AssignAddVariableOp(resource=produced, value=one)]
+            ):
                 return tf.identity(key), value
 
         def finish(_):
-            with tf.control_dependencies([tf.raw_ops.AssignAddVariableOp(resource=completed, value=one)]):
+            with tf.control_dependencies(
+                [tf.raw_ops.AssignAddVariableOp(resource=completed, value=one)]
+            ):
                 return tf.constant(""), tf.constant("")
 
         done = tf.data.Dataset.range(1).map(finish).filter(lambda key, value: False)
@@ -92,7 +102,10 @@ class ReaderBase:
 
             dataset = work.dataset.flat_map(records)
             self._sources[key] = pipeline_lib.Source(
-                name=f"{self._scope.rstrip('/')}", dataset=dataset, work_source=work, records=records
+                name=f"{self._scope.rstrip('/')}",
+                dataset=dataset,
+                work_source=work,
+                records=records,
             )
         return self._sources[key]
 
@@ -192,11 +205,18 @@ class FixedLengthRecordReader(ReaderBase):
     _default_name = "FixedLengthRecordReader"
 
     def __init__(
-        self, record_bytes, header_bytes=None, footer_bytes=None, hop_bytes=None, name=None,
+        self,
+        record_bytes,
+        header_bytes=None,
+        footer_bytes=None,
+        hop_bytes=None,
+        name=None,
         encoding=None,
     ):
         if record_bytes is None or record_bytes <= 0:
-            raise ValueError(f"record_bytes must be a positive number of bytes, got {record_bytes!r}")
+            raise ValueError(
+                f"record_bytes must be a positive number of bytes, got {record_bytes!r}"
+            )
         self._record_bytes = int(record_bytes)
         self._header = int(header_bytes or 0)
         self._footer = int(footer_bytes or 0)
@@ -221,12 +241,12 @@ class FixedLengthRecordReader(ReaderBase):
         body = tf.cast(tf.strings.length(content), tf.int64) - self._header - self._footer
         stride = self._hop if self._hop > 0 else self._record_bytes
         # Records start every `stride` bytes while a whole record fits before the footer.
-        count = tf.maximum(
-            tf.constant(0, tf.int64), (body - self._record_bytes) // stride + 1
-        )
+        count = tf.maximum(tf.constant(0, tf.int64), (body - self._record_bytes) // stride + 1)
         count = tf.where(body >= self._record_bytes, count, tf.constant(0, tf.int64))
         starts = self._header + tf.range(count, dtype=tf.int64) * stride
-        values = tf.strings.substr(content, starts, tf.fill(tf.shape(starts), tf.constant(self._record_bytes, tf.int64)))
+        values = tf.strings.substr(
+            content, starts, tf.fill(tf.shape(starts), tf.constant(self._record_bytes, tf.int64))
+        )
         keys = _key(work, tf.range(count, dtype=tf.int64))
         return tf.data.Dataset.from_tensor_slices((keys, values))
 

@@ -48,9 +48,7 @@ def start_queue_runners(
         # Monitored sessions start their own runners; a second start would do nothing.
         return []
     if not isinstance(sess, session_lib.SessionInterface):
-        raise TypeError(
-            f"sess must be a `tf.Session` object. Given class: {sess.__class__}"
-        )
+        raise TypeError(f"sess must be a `tf.Session` object. Given class: {sess.__class__}")
     queue_runners = tf1.get_collection(collection)
     if not queue_runners:
         tf1.logging.warning(

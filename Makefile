@@ -1,0 +1,46 @@
+# Every target installs what it needs into .venv first (pinned in requirements.txt).
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+export TF_CPP_MIN_LOG_LEVEL := 2
+
+.PHONY: install demo test lint format bench clean
+
+$(STAMP): requirements.txt setup.cfg setup.py
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -r requirements.txt
+	$(BIN)/python -m pip install --quiet --no-deps -e .
+	touch $(STAMP)
+
+install: $(STAMP)
+
+# An unmodified TF1 program (it writes its own CSV files) run on TensorFlow 2 through
+# compat_input, then the same program on TensorFlow's own queues, and the two compared.
+demo: $(STAMP)
+	@echo "== compat-input run examples/csv_batch.py (TF1 code, TensorFlow 2, tf.data)"
+	@$(BIN)/compat-input run examples/csv_batch.py > $(VENV)/demo-compat.txt 2> $(VENV)/demo-compat.err \
+		|| { cat $(VENV)/demo-compat.err; exit 1; }
+	@cat $(VENV)/demo-compat.txt
+	@grep "compat-input:" $(VENV)/demo-compat.err
+	@echo "== the same program on TensorFlow's own tf.compat.v1 queues"
+	@$(BIN)/compat-input run --legacy examples/csv_batch.py > $(VENV)/demo-legacy.txt 2> /dev/null
+	@diff $(VENV)/demo-legacy.txt $(VENV)/demo-compat.txt && echo "identical output on legacy queues and on compat_input"
+
+test: $(STAMP)
+	$(BIN)/ruff check compat_input tools tests
+	$(BIN)/python -m pytest tests
+
+lint: $(STAMP)
+	$(BIN)/ruff check compat_input tools tests
+	$(BIN)/ruff format --check compat_input tools tests
+
+format: $(STAMP)
+	$(BIN)/ruff format compat_input tools tests
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/run.py
+
+clean:
+	rm -rf $(VENV) *.egg-info .pytest_cache .ruff_cache
