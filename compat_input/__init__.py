@@ -12,11 +12,17 @@ from compat_input._src.batching import maybe_shuffle_batch
 from compat_input._src.batching import maybe_shuffle_batch_join
 from compat_input._src.batching import shuffle_batch
 from compat_input._src.batching import shuffle_batch_join
+from compat_input._src.bridges import as_dataset
+from compat_input._src.bridges import from_dataset
 from compat_input._src.errors import CaptureError
 from compat_input._src.errors import CompatInputError
 from compat_input._src.errors import NotStartedError
 from compat_input._src.install import install
 from compat_input._src.install import uninstall
+from compat_input._src.iteration import Held
+from compat_input._src.iteration import hold
+from compat_input._src.iteration import iterate
+from compat_input._src.iteration import reset
 from compat_input._src.producers import InputQueue
 from compat_input._src.producers import input_producer
 from compat_input._src.producers import limit_epochs
@@ -42,6 +48,7 @@ __all__ = [
     "CompatInputError",
     "Coordinator",
     "FixedLengthRecordReader",
+    "Held",
     "IdentityReader",
     "InputQueue",
     "LooperThread",
@@ -52,10 +59,14 @@ __all__ = [
     "TextLineReader",
     "WholeFileReader",
     "add_queue_runner",
+    "as_dataset",
     "batch",
     "batch_join",
+    "from_dataset",
+    "hold",
     "input_producer",
     "install",
+    "iterate",
     "limit_epochs",
     "match_filenames_once",
     "maybe_batch",
@@ -63,6 +74,7 @@ __all__ = [
     "maybe_shuffle_batch",
     "maybe_shuffle_batch_join",
     "range_input_producer",
+    "reset",
     "shuffle_batch",
     "shuffle_batch_join",
     "slice_input_producer",

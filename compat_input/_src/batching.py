@@ -331,7 +331,10 @@ def _build(
         # tf.data keeps its buffers full; there is no queue fill to report.
         tf1.summary.scalar(tag, tf.constant(1.0))
 
-        source = pipeline_lib.Source(name=scope.rstrip("/"), dataset=dataset)
+        finite = all(s.finite for item in lists for s in item.captured.sources) and all(
+            item.captured.sources for item in lists
+        )
+        source = pipeline_lib.Source(name=scope.rstrip("/"), dataset=dataset, finite=finite)
         batch = source.make_pipeline().get_next(name=scope)
         flat = list(batch)
         source.register(tf.nest.flatten(flat, expand_composites=True))

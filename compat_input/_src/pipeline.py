@@ -82,6 +82,7 @@ class Pipeline:
     def __init__(self, dataset: tf.data.Dataset, name: str):
         graph = tf1.get_default_graph()
         self.name = name
+        self.source: Optional[Source] = None
         self.dataset = dataset
         self.element_spec = dataset.element_spec
         self.iterator = tf1.data.make_initializable_iterator(dataset)
@@ -126,6 +127,8 @@ class Source:
     work_source: Optional["Source"] = None
     records: Optional[Callable[[tf.Tensor], tf.data.Dataset]] = None
     pipeline: Optional[Pipeline] = None
+    # False for endless streams (no num_epochs); `iterate` refuses to run those to the end.
+    finite: bool = True
 
     def register(self, tensors: list[tf.Tensor]) -> None:
         state = graph_state(tensors[0].graph)
@@ -136,6 +139,7 @@ class Source:
     def make_pipeline(self) -> Pipeline:
         if self.pipeline is None:
             self.pipeline = Pipeline(self.dataset, self.name)
+            self.pipeline.source = self
         return self.pipeline
 
     def element_tensors(self, name: Optional[str] = None) -> list[tf.Tensor]:

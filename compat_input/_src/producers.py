@@ -183,7 +183,7 @@ def _producer_queue(
     dataset = epochs_dataset(value, num_epochs, shuffle, seed, counter, check)
     dataset = dataset.map(lambda x: tf.ensure_shape(x, shape))
     queue_name = scope.rstrip("/")
-    source = pipeline_lib.Source(name=queue_name, dataset=dataset)
+    source = pipeline_lib.Source(name=queue_name, dataset=dataset, finite=num_epochs is not None)
     _summary(capacity, summary_name)
     return InputQueue(source, input_tensor.dtype.base_dtype, shape, capacity, queue_name)
 
@@ -330,7 +330,9 @@ def slice_input_producer(
         rows = indices.map(lambda i: tuple(tf.gather(v, i) for v in values))
         shapes = [t.shape[1:] for t in tensor_list]
         rows = rows.map(lambda *r: tuple(tf.ensure_shape(x, s) for x, s in zip(r, shapes)))
-        source = pipeline_lib.Source(name=scope.rstrip("/"), dataset=rows)
+        source = pipeline_lib.Source(
+            name=scope.rstrip("/"), dataset=rows, finite=num_epochs is not None
+        )
         return source.element_tensors()
 
 

@@ -106,6 +106,7 @@ class ReaderBase:
                 dataset=dataset,
                 work_source=work,
                 records=records,
+                finite=work.finite,
             )
         return self._sources[key]
 

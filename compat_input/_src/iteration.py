@@ -1,0 +1,125 @@
+"""Rewinding and holding: what queues could never do.
+
+A legacy queue could not be rewound: a validation set was read again by opening a new
+session and restoring a checkpoint. A compat_input pipeline is an iterator, so
+`reset(sess, tensors)` re-runs the initializers of the pipelines behind `tensors`, and
+`iterate(sess, fetches)` rewinds them and runs `fetches` until they end, in the same
+session, on the same variables, leaving every other pipeline where it was. `hold(tensors)`
+keeps one batch in variables so it can be evaluated many times (line searches); its
+`advance` op pulls the next one in.
+"""
+
+from collections.abc import Iterator
+from typing import Any
+
+import tensorflow as tf
+
+from compat_input._src import pipeline as pipeline_lib
+
+tf1 = tf.compat.v1
+
+
+def pipelines_behind(fetches: Any) -> list:
+    """The pipelines whose outputs `fetches` read, nearest first, without making ops."""
+    tensors = []
+    for item in tf.nest.flatten(fetches, expand_composites=True):
+        if isinstance(item, tf.Operation):
+            tensors.extend(item.inputs)
+            tensors.extend(t for op in item.control_inputs for t in op.outputs)
+        elif isinstance(item, tf.Tensor):
+            tensors.append(item)
+    found, seen_ops = [], set()
+    while tensors:
+        t = tensors.pop()
+        hit = pipeline_lib.lookup_source(t)
+        if hit is not None:
+            pipe = hit[0].pipeline
+            if pipe is not None and pipe not in found:
+                found.append(pipe)
+            continue
+        op = t.op
+        if op.name in seen_ops:
+            continue
+        seen_ops.add(op.name)
+        tensors.extend(op.inputs)
+        for control in op.control_inputs:
+            tensors.extend(control.outputs)
+            if not control.outputs:
+                tensors.extend(control.inputs)
+    return found
+
+
+def reset(sess, tensors: Any) -> list:
+    """Rewinds the pipelines behind `tensors` to their start; returns their names.
+
+    Pipelines not yet started in `sess` are started. Other pipelines are untouched.
+    """
+    pipelines = pipelines_behind(tensors)
+    if not pipelines:
+        raise ValueError(
+            f"reset: no compat_input pipeline is behind {tensors!r}; pass the batch tensors "
+            "(or something computed from them)."
+        )
+    pipeline_lib.start_pipelines(sess)
+    sess.run([p.reset_op for p in pipelines])
+    return [p.name for p in pipelines]
+
+
+def iterate(sess, fetches: Any, feed_dict=None) -> Iterator:
+    """Rewinds the finite pipelines behind `fetches` and yields `sess.run(fetches)` to their end.
+
+    Raises ValueError, naming it, when a pipeline behind `fetches` never ends (a producer
+    without `num_epochs`).
+    """
+    pipelines = pipelines_behind(fetches)
+    endless = [p.name for p in pipelines if p.source is not None and not p.source.finite]
+    if endless:
+        raise ValueError(
+            f"iterate: pipeline(s) {', '.join(endless)} never end (no num_epochs), so a pass "
+            "over them would not finish; build the evaluation input with num_epochs=1."
+        )
+    reset(sess, fetches)
+    while True:
+        try:
+            result = sess.run(fetches, feed_dict=feed_dict)
+        except tf.errors.OutOfRangeError:
+            return
+        yield result
+
+
+class Held:
+    """One batch kept in variables: `tensors` read it, `advance` pulls the next one in."""
+
+    def __init__(self, tensors: Any, name: str):
+        flat = tf.nest.flatten(tensors, expand_composites=True)
+        with tf1.name_scope(name):
+            self._vars = [
+                tf1.Variable(
+                    tf.zeros([], t.dtype) if t.dtype != tf.string else tf.constant(""),
+                    shape=tf.TensorShape(None),
+                    validate_shape=False,
+                    trainable=False,
+                    collections=[],
+                    use_resource=True,
+                    name="held",
+                )
+                for t in flat
+            ]
+            self.advance = tf.group(
+                *[v.assign(t) for v, t in zip(self._vars, flat)], name="advance"
+            )
+            ready = tf.raw_ops.VarIsInitializedOp(resource=self._vars[0].handle)
+            check = tf.debugging.Assert(
+                ready,
+                [f"hold '{name}': no batch held yet; run sess.run(held.advance) first."],
+            )
+            with tf.control_dependencies([check]):
+                reads = [v.read_value() for v in self._vars]
+            for read, t in zip(reads, flat):
+                read.set_shape(t.shape)
+        self.tensors = tf.nest.pack_sequence_as(tensors, reads, expand_composites=True)
+
+
+def hold(tensors: Any, name: str = "hold") -> Held:
+    """Keeps one batch of `tensors` for repeated evaluation; see `Held`."""
+    return Held(tensors, name)
