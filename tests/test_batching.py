@@ -8,6 +8,7 @@ from helpers import assert_same
 from helpers import assert_same_multiset
 from helpers import compat_api
 from helpers import differential
+from helpers import legacy_api
 from helpers import run_scenario
 from helpers import write
 from helpers import write_tfrecords
@@ -298,3 +299,72 @@ def test_a_resource_variable_in_the_per_example_graph_is_read_live():
             sess.run(w.assign(1000))
             later = [int(sess.run(b)[0]) for _ in range(10)]
     assert first[0] == 0 and later[-1] >= 1000
+
+
+@pytest.mark.parametrize(
+    "variant", ["maybe_shuffle_batch", "maybe_batch_join", "maybe_shuffle_batch_join"]
+)
+def test_maybe_shuffle_batch_and_maybe_joins_filter_like_legacy(variant):
+    def build(api):
+        x = api.range_input_producer(12, num_epochs=1, shuffle=False).dequeue()
+        y = api.range_input_producer(6, num_epochs=1, shuffle=False).dequeue() + 100
+        keep = tf.equal(x % 3, 0)
+        if variant == "maybe_shuffle_batch":
+            return api.maybe_shuffle_batch([x], 2, 20, 4, keep, allow_smaller_final_batch=True)
+        if variant == "maybe_batch_join":
+            # Same transform in both lists: legacy hands elements to lists by thread timing.
+            return api.maybe_batch_join([[x], [x]], keep, 2, allow_smaller_final_batch=True)
+        return api.maybe_shuffle_batch_join(
+            [[y], [y]], 2, 20, 4, True, allow_smaller_final_batch=True
+        )
+
+    legacy, compat = differential(build)
+    assert compat.structure == legacy.structure
+    assert compat.error == legacy.error
+    flat = lambda run: sorted(x for step in run.values for x in step)  # noqa: E731
+    assert flat(compat) == flat(legacy) and flat(compat)
+
+
+def test_a_constant_tensor_batch_size_gives_a_static_batch_dimension():
+    def build(api):
+        x = api.range_input_producer(5).dequeue()
+        return [api.batch([x], tf.constant(2)), api.batch([x], tf.constant(2) + 1)]
+
+    legacy, compat = differential(build, steps=2)
+    assert compat.structure == legacy.structure
+    assert [len(step[1]) for step in compat.values] == [3, 3]
+
+
+def test_batcher_summary_tags_match_legacy():
+    tags = []
+    for api in (legacy_api(), compat_api()):
+        with tf.Graph().as_default():
+            x = api.range_input_producer(5).dequeue()
+            api.batch([x], 2)
+            api.batch_join([[x]], 2, capacity=16, name="mybatch")
+            api.shuffle_batch([x], 2, capacity=8, min_after_dequeue=4)
+            api.shuffle_batch_join([[x]], 2, capacity=20, min_after_dequeue=2)
+            summaries = tf1.get_collection(tf1.GraphKeys.SUMMARIES)
+            tags.append(sorted(tf.get_static_value(s.op.inputs[0]) for s in summaries))
+    assert tags[0] == tags[1]
+    assert b"shuffle_batch/fraction_over_4_of_4_full" in tags[1]
+
+
+@pytest.mark.parametrize(
+    "call, error",
+    [
+        (lambda: compat_input.batch([tf.constant(1)], 2), ValueError),
+        (lambda: compat_input.string_input_producer(["a"]), RuntimeError),
+        (lambda: compat_input.TextLineReader(), RuntimeError),
+        (lambda: compat_input.start_queue_runners(), RuntimeError),
+    ],
+)
+def test_eager_execution_gets_the_legacy_error_types(call, error):
+    with tf.Graph().as_default():
+        pass
+    with tf1.get_default_graph().as_default():
+        from tensorflow.python.eager import context
+
+        with context.eager_mode():
+            with pytest.raises(error, match="eager"):
+                call()

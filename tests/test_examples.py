@@ -92,3 +92,24 @@ def test_run_keeps_argv_main_and_exit_status(tmp_path):
     )
     assert done.returncode == 3
     assert done.stdout.strip() == "__main__ ['a', '--b'] True"
+
+
+def test_run_serves_tf1_to_modules_beside_the_script_only(tmp_path):
+    (tmp_path / "helper_mod.py").write_text(
+        "import tensorflow as tf\nHAS_TF1 = hasattr(tf, 'Session') and hasattr(tf.train, 'batch')\n"
+    )
+    script = tmp_path / "main.py"
+    script.write_text(
+        "import helper_mod, tensorflow as tf, tensorflow_datasets\n"
+        "import compat_input._src.batching as b\n"
+        "print(helper_mod.HAS_TF1, tf.train.batch is b.batch, b.tf is not tf)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "compat_input._src.cli", "run", str(script)],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "True True True"

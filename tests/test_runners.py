@@ -150,3 +150,22 @@ def test_batch_over_a_hand_built_queue_ends_when_the_queue_is_drained():
             coord.request_stop()
             coord.join(threads)
     assert sorted(np.concatenate(got).tolist()) == [2 * i for i in range(9)]
+
+
+def test_coordinator_and_queue_runner_are_tensorflows_own():
+    assert compat_input.Coordinator is tf.train.Coordinator
+    assert compat_input.QueueRunner is tf1.train.QueueRunner
+
+
+def test_closing_the_session_before_join_leaves_nothing_hanging():
+    with tf.Graph().as_default():
+        b = _pipeline()
+        sess = tf1.Session()
+        coord = compat_input.Coordinator()
+        threads = compat_input.start_queue_runners(sess, coord)
+        sess.run(b)
+        sess.close()
+        coord.request_stop()
+        start = time.monotonic()
+        coord.join(threads, stop_grace_period_secs=5)
+        assert time.monotonic() - start < 2

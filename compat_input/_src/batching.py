@@ -261,9 +261,13 @@ def _build(
     shuffle: Optional[tuple] = None,  # (min_after_dequeue, seed)
     num_threads: int = 1,
 ):
-    pipeline_lib.check_graph_mode(what)
     if tf.executing_eagerly():
-        raise ValueError("Input pipelines based on Queues are not supported when eager execution")
+        # Legacy batchers raise ValueError here (producers and readers raise RuntimeError).
+        raise ValueError(
+            f"{what} builds a graph-mode input pipeline and eager execution is enabled: call "
+            "tf.compat.v1.disable_eager_execution() first, or use tf.data directly in "
+            "TensorFlow 2 code."
+        )
     structure = _structure(structure_source, what)
     flat_lists = [structure.flatten(t) for t in tensors_list]
     all_inputs = [t for tl in flat_lists for t in tl if not isinstance(t, tf.SparseTensor)]
