@@ -14,6 +14,7 @@ from compat_input._src.batching import shuffle_batch
 from compat_input._src.batching import shuffle_batch_join
 from compat_input._src.bridges import as_dataset
 from compat_input._src.bridges import from_dataset
+from compat_input._src.checkpoint import configure
 from compat_input._src.errors import CaptureError
 from compat_input._src.errors import CompatInputError
 from compat_input._src.errors import NotStartedError
@@ -42,6 +43,7 @@ from compat_input._src.runners import QueueRunner
 from compat_input._src.runners import add_queue_runner
 from compat_input._src.runners import start_pipelines
 from compat_input._src.runners import start_queue_runners
+from compat_input._src.supervisor import Supervisor
 
 __all__ = [
     "CaptureError",
@@ -55,6 +57,7 @@ __all__ = [
     "NotStartedError",
     "QueueRunner",
     "ReaderBase",
+    "Supervisor",
     "TFRecordReader",
     "TextLineReader",
     "WholeFileReader",
@@ -62,6 +65,7 @@ __all__ = [
     "as_dataset",
     "batch",
     "batch_join",
+    "configure",
     "from_dataset",
     "hold",
     "input_producer",

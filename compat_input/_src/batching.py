@@ -338,7 +338,15 @@ def _build(
         finite = all(s.finite for item in lists for s in item.captured.sources) and all(
             item.captured.sources for item in lists
         )
-        source = pipeline_lib.Source(name=scope.rstrip("/"), dataset=dataset, finite=finite)
+        sources = [s for item in lists for s in item.captured.sources]
+        source = pipeline_lib.Source(
+            name=scope.rstrip("/"),
+            dataset=dataset,
+            finite=finite,
+            serializable=all(s.serializable for s in sources),
+            ops=tuple(op for item in lists for op in item.captured.ops)
+            + tuple(op for s in sources for op in s.ops),
+        )
         batch = source.make_pipeline().get_next(name=scope)
         flat = list(batch)
         source.register(tf.nest.flatten(flat, expand_composites=True))

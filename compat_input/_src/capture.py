@@ -49,6 +49,7 @@ class Captured:
     fn: Callable[..., list]
     # A stateful op (random, py_func, a queue) makes results depend on call order.
     stateful: bool = False
+    ops: tuple = ()
 
     @property
     def source_dataset(self) -> tf.data.Dataset:
@@ -125,7 +126,7 @@ def _queue_source(op: tf.Operation) -> pipeline_lib.Source:
         .take_while(lambda ok, *_: ok)
         .map(lambda ok, *values: tuple(tf.ensure_shape(v, s) for v, s in zip(values, shapes)))
     )
-    source = pipeline_lib.Source(name=op.name, dataset=dataset)
+    source = pipeline_lib.Source(name=op.name, dataset=dataset, serializable=False)
     source.register(list(op.outputs))
     return source
 
@@ -262,7 +263,7 @@ def capture(targets: list, what: str) -> Captured:
         return [input_map[t.name] if t.name in input_map else next(imported) for t in targets]
 
     stateful = any(op.op_def.is_stateful for op in walk.ops.values())
-    return Captured(sources=sources, fn=fn, stateful=stateful)
+    return Captured(sources=sources, fn=fn, stateful=stateful, ops=tuple(walk.ops.values()))
 
 
 def _pruned_graph_def(graph: tf.Graph, walk: _Walk, arg_name: dict) -> graph_pb2.GraphDef:

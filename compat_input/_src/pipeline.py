@@ -29,6 +29,8 @@ from typing import Optional
 import tensorflow as tf
 from tensorflow.python.framework import ops as _ops
 
+from compat_input._src import checkpoint
+
 tf1 = tf.compat.v1
 
 _START_HINT = (
@@ -79,7 +81,9 @@ def check_graph_mode(what: str) -> None:
 class Pipeline:
     """One Dataset, one iterator, and the guarded tensors that read it."""
 
-    def __init__(self, dataset: tf.data.Dataset, name: str):
+    def __init__(
+        self, dataset: tf.data.Dataset, name: str, serializable: bool = True, ops: tuple = ()
+    ):
         graph = tf1.get_default_graph()
         self.name = name
         self.source: Optional[Source] = None
@@ -90,10 +94,11 @@ class Pipeline:
         self._started = tf1.Variable(
             False, trainable=False, collections=[], use_resource=True, name="started"
         )
-        self.is_started = tf.raw_ops.VarIsInitializedOp(resource=self._started.handle)
+        self.started_handle = self._started.handle
+        self.is_started = tf.raw_ops.VarIsInitializedOp(resource=self.started_handle)
         self.start_op = tf.group(self.iterator.initializer, self._started.initializer, name="start")
         self.reset_op = self.iterator.initializer
-        self._guard = tf.debugging.Assert(
+        self.guard = tf.debugging.Assert(
             self.is_started,
             [f"compat_input pipeline '{name}' was never started in this session: {_START_HINT}."],
             name="check_started",
@@ -103,13 +108,15 @@ class Pipeline:
             state.pipelines.append(self)
         built_pipelines.append(name)
         _ensure_runner(graph)
+        self.serializable = serializable
+        checkpoint.add_saveable(self, list(ops))
 
     def get_next(self, name: Optional[str] = None) -> Any:
         """The next element, in the dataset's structure; each run pulls one element."""
-        element = self.iterator.get_next()
-        flat = tf.nest.flatten(element, expand_composites=True)
-        with tf.control_dependencies([self._guard]):
-            flat = tf.identity_n(flat, name=name)
+        # The read itself waits for the check, or an unstarted iterator fails first.
+        with tf.control_dependencies([self.guard]):
+            element = self.iterator.get_next()
+        flat = tf.identity_n(tf.nest.flatten(element, expand_composites=True), name=name)
         return tf.nest.pack_sequence_as(element, flat, expand_composites=True)
 
 
@@ -129,6 +136,10 @@ class Source:
     pipeline: Optional[Pipeline] = None
     # False for endless streams (no num_epochs); `iterate` refuses to run those to the end.
     finite: bool = True
+    # False where tf.data cannot serialize the state (a hand-built queue, py_func).
+    serializable: bool = True
+    # The captured per-example ops inside `dataset`, for the checks above.
+    ops: tuple = ()
 
     def register(self, tensors: list[tf.Tensor]) -> None:
         state = graph_state(tensors[0].graph)
@@ -138,7 +149,7 @@ class Source:
 
     def make_pipeline(self) -> Pipeline:
         if self.pipeline is None:
-            self.pipeline = Pipeline(self.dataset, self.name)
+            self.pipeline = Pipeline(self.dataset, self.name, self.serializable, self.ops)
             self.pipeline.source = self
         return self.pipeline
 

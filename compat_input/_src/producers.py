@@ -52,7 +52,8 @@ class InputQueue:
     def _pull(self, n, up_to: bool, name: Optional[str]) -> tf.Tensor:
         pipeline = self._source.make_pipeline()
         iterator = pipeline.iterator
-        with tf1.name_scope(name, "dequeue_many"):
+        # Every read in the loop waits for the started check.
+        with tf1.name_scope(name, "dequeue_many"), tf.control_dependencies([pipeline.guard]):
             n = tf.convert_to_tensor(n, tf.int32)
             values = tf.TensorArray(
                 self._dtype, size=0, dynamic_size=True, element_shape=self._shape
@@ -82,8 +83,7 @@ class InputQueue:
             static_n = tf.get_static_value(n)
             if not up_to and static_n is not None:
                 result.set_shape(tf.TensorShape([int(static_n)]).concatenate(self._shape))
-        with tf.control_dependencies([pipeline._guard]):
-            return tf.identity(result, name=name)
+        return tf.identity(result, name=name)
 
     def size(self, name: Optional[str] = None) -> tf.Tensor:
         return tf.constant(self._capacity, tf.int32, name=name)

@@ -1,0 +1,114 @@
+"""The input position in checkpoints.
+
+Legacy queues kept no position: after a restore, training read its data from the start
+again. Every compat_input pipeline adds a SaveableObject for its iterator to the
+`SAVEABLE_OBJECTS` collection, and a `tf.compat.v1.train.Saver()` built after the pipelines
+saves everything in that collection, so the Supervisor's, MonitoredTrainingSession's and a
+plain Saver's checkpoints all hold the position of every pipeline.
+
+Two details make it safe with unmodified code: saving a pipeline that was not started yet
+starts it first (the stock Supervisor checkpoints before it starts queue runners), and
+restoring a pipeline marks it started, so the `start_queue_runners` that follows a
+restore does not rewind it. Pipelines that cannot be serialized (py_func, hand-built
+queues) are left out with a warning naming them.
+"""
+
+import dataclasses
+import logging
+
+import tensorflow as tf
+from tensorflow.python.training.saving import saveable_object
+
+tf1 = tf.compat.v1
+logger = logging.getLogger("compat_input")
+
+_UNSERIALIZABLE_OPS = frozenset({"PyFunc", "PyFuncStateless", "EagerPyFunc"})
+
+
+@dataclasses.dataclass
+class Options:
+    """Process-wide settings; change them with `configure` before building pipelines."""
+
+    # Save each pipeline's position with every checkpoint (a Saver built after it).
+    save_input_position: bool = True
+
+
+options = Options()
+
+
+def configure(save_input_position: bool | None = None) -> Options:
+    """Sets process-wide options; returns the options now in force.
+
+    Args:
+      save_input_position: whether pipelines built from now on put their position in
+        checkpoints. Turn it off to restore checkpoints that were written without it
+        through a plain Saver, or to keep checkpoints small.
+    """
+    if save_input_position is not None:
+        options.save_input_position = bool(save_input_position)
+    return options
+
+
+class _PipelineSaveable(saveable_object.SaveableObject):
+    """A pipeline's iterator state; restoring it also marks the pipeline started."""
+
+    def __init__(self, pipeline, name: str):
+        iterator = pipeline.iterator._iterator_resource  # No public handle on v1 iterators.
+
+        dataset = pipeline.iterator.initializer.inputs[0]
+        flag = pipeline.started_handle
+
+        def start():
+            # New ops in the branch: an outer op as a control input here would be hoisted
+            # onto the cond itself and rewind the pipeline at every save.
+            make = tf.raw_ops.MakeIterator(dataset=dataset, iterator=iterator)
+            mark = tf.raw_ops.AssignVariableOp(resource=flag, value=tf.constant(True))
+            with tf.control_dependencies([make, mark]):
+                return tf.constant(True)
+
+        # The stock Supervisor checkpoints right away, before it starts queue runners.
+        started = tf.cond(pipeline.is_started, lambda: tf.constant(True), start)
+        with tf.control_dependencies([started]):
+            state = tf.raw_ops.SerializeIterator(
+                resource_handle=iterator,
+                # Counters and epoch variables the datasets touch are checkpointed (or
+                # not) as variables; the iterator state itself is complete without them.
+                external_state_policy=tf.data.experimental.ExternalStatePolicy.IGNORE.value,
+            )
+        self._pipeline = pipeline
+        specs = [saveable_object.SaveSpec(state, "", name + "_STATE", device=iterator.device)]
+        super().__init__(iterator, specs, name)
+
+    def restore(self, restored_tensors, restored_shapes):
+        del restored_shapes
+        # Deserializing needs an initialized iterator (it restores into its dataset).
+        with tf.control_dependencies([self._pipeline.iterator.initializer]):
+            restore = tf.raw_ops.DeserializeIterator(
+                resource_handle=self.op, serialized=restored_tensors[0]
+            )
+        # Marked started only once restored: a failed restore must leave it to be started.
+        with tf.control_dependencies([restore]):
+            return tf.raw_ops.AssignVariableOp(
+                resource=self._pipeline.started_handle, value=tf.constant(True)
+            )
+
+
+def add_saveable(pipeline, dataset_ops: list) -> None:
+    """Puts `pipeline`'s position into checkpoints, unless it cannot be serialized."""
+    if not options.save_input_position:
+        return
+    blocking = sorted({op.type for op in dataset_ops if op.type in _UNSERIALIZABLE_OPS})
+    if blocking or not pipeline.serializable:
+        logger.warning(
+            "compat_input: pipeline '%s' is left out of checkpoints (it runs %s, which tf.data "
+            "cannot serialize); after a restore it starts from the beginning.",
+            pipeline.name,
+            ", ".join(blocking) or "a hand-built queue",
+        )
+        return
+    name = f"compat_input/{pipeline.name}/position"
+    tf1.add_to_collection(tf1.GraphKeys.SAVEABLE_OBJECTS, _PipelineSaveable(pipeline, name))
+
+
+def is_position(saveable) -> bool:
+    return isinstance(saveable, _PipelineSaveable)

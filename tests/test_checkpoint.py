@@ -1,0 +1,146 @@
+"""The input position in checkpoints: Saver, Supervisor, MonitoredTrainingSession."""
+
+import collections
+import logging
+
+import tensorflow as tf
+
+import compat_input
+
+tf1 = tf.compat.v1
+
+
+def _build():
+    x = compat_input.range_input_producer(30, num_epochs=2, seed=5).dequeue()
+    batch = compat_input.shuffle_batch(
+        [x], 4, capacity=20, min_after_dequeue=6, seed=9, allow_smaller_final_batch=True
+    )
+    step = tf1.train.get_or_create_global_step()
+    return batch, step.assign_add(1)
+
+
+def _drain(sess, batch, limit=100):
+    out = []
+    for _ in range(limit):
+        try:
+            out.append(sess.run(batch).tolist())
+        except tf.errors.OutOfRangeError:
+            break
+    return out
+
+
+def _uninterrupted():
+    with tf.Graph().as_default():
+        batch, _ = _build()
+        with tf1.Session() as sess:
+            sess.run(tf1.global_variables_initializer())
+            compat_input.start_queue_runners(sess)
+            return _drain(sess, batch)
+
+
+def test_a_plain_saver_resumes_the_input_where_the_checkpoint_was_taken(tmp_path):
+    full = _uninterrupted()
+    path = str(tmp_path / "model.ckpt")
+    with tf.Graph().as_default():
+        batch, _ = _build()
+        saver = tf1.train.Saver()
+        with tf1.Session() as sess:
+            sess.run(tf1.global_variables_initializer())
+            compat_input.start_queue_runners(sess)
+            before = [sess.run(batch).tolist() for _ in range(3)]
+            saver.save(sess, path)
+            lost = [sess.run(batch).tolist() for _ in range(2)]  # Then a crash: never saved.
+    with tf.Graph().as_default():
+        batch, _ = _build()
+        saver = tf1.train.Saver()
+        with tf1.Session() as sess:
+            sess.run(tf1.global_variables_initializer())
+            saver.restore(sess, path)
+            compat_input.start_queue_runners(sess)  # Must not rewind the restored input.
+            after = _drain(sess, batch)
+    assert before == full[:3] and lost == full[3:5]
+    assert after[:2] == full[3:5]
+    seen = collections.Counter(x for b in before + after for x in b)
+    assert seen == collections.Counter({i: 2 for i in range(30)})
+
+
+def test_supervisor_restart_after_a_crash_resumes_the_input(tmp_path):
+    full = _uninterrupted()
+    logdir = str(tmp_path)
+    with tf.Graph().as_default():
+        batch, step = _build()
+        sv = compat_input.Supervisor(logdir=logdir, save_model_secs=0, save_summaries_secs=0)
+        sess = sv.prepare_or_wait_for_session()
+        first = [sess.run([batch, step])[0].tolist() for _ in range(4)]
+        sv.saver.save(sess, sv.save_path, global_step=sv.global_step)
+        sess.run(batch)  # Lost in the crash: no clean shutdown below.
+        sess.close()
+    with tf.Graph().as_default():
+        batch, step = _build()
+        sv = compat_input.Supervisor(logdir=logdir, save_model_secs=0, save_summaries_secs=0)
+        rest = []
+        with sv.managed_session() as sess:
+            assert sess.run(sv.global_step) == 4
+            while not sv.should_stop():
+                rest.append(sess.run(batch).tolist())
+    assert first == full[:4] and rest[0] == full[4]
+    assert collections.Counter(x for b in first + rest for x in b) == collections.Counter(
+        {i: 2 for i in range(30)}
+    )
+
+
+def test_supervisor_restores_a_checkpoint_written_without_positions(tmp_path, caplog):
+    logdir = str(tmp_path)
+    compat_input.configure(save_input_position=False)
+    try:
+        with tf.Graph().as_default():
+            batch, step = _build()
+            sv = compat_input.Supervisor(logdir=logdir, save_model_secs=0, save_summaries_secs=0)
+            with sv.managed_session() as sess:
+                sess.run([batch, step])
+                sv.saver.save(sess, sv.save_path, global_step=sv.global_step)
+    finally:
+        compat_input.configure(save_input_position=True)
+    with tf.Graph().as_default():
+        batch, step = _build()
+        sv = compat_input.Supervisor(logdir=logdir, save_model_secs=0, save_summaries_secs=0)
+        with caplog.at_level(logging.WARNING), sv.managed_session() as sess:
+            assert sess.run(sv.global_step) == 1
+            assert sess.run(batch).tolist() == _uninterrupted()[0]
+    assert "holds no input positions" in caplog.text
+
+
+def test_stock_supervisor_checkpoints_positions_before_starting_queue_runners(tmp_path):
+    with tf.Graph().as_default():
+        batch, step = _build()
+        sv = tf1.train.Supervisor(logdir=str(tmp_path), save_model_secs=1, save_summaries_secs=0)
+        with sv.managed_session() as sess:
+            got = sess.run(batch).tolist()
+    assert got == _uninterrupted()[0]
+    names = tf.train.load_checkpoint(str(tmp_path)).get_variable_to_shape_map()
+    assert any(n.startswith("compat_input/shuffle_batch/position") for n in names)
+
+
+def test_monitored_training_session_resumes_the_input(tmp_path):
+    full = _uninterrupted()
+    for expected in (full[:3], full[3:6]):
+        with tf.Graph().as_default():
+            batch, step = _build()
+            hooks = [tf1.train.CheckpointSaverHook(str(tmp_path), save_steps=1)]
+            with tf1.train.MonitoredTrainingSession(
+                checkpoint_dir=str(tmp_path), save_checkpoint_secs=None, chief_only_hooks=hooks
+            ) as sess:
+                got = [sess.run([batch, step])[0].tolist() for _ in range(3)]
+        assert got == expected
+
+
+def test_a_py_func_pipeline_is_left_out_of_checkpoints_with_a_warning(caplog):
+    with tf.Graph().as_default():
+        x = compat_input.range_input_producer(4).dequeue()
+        y = tf1.py_func(lambda v: v * 2, [x], tf.int32, stateful=False)
+        y.set_shape([])
+        with caplog.at_level(logging.WARNING):
+            compat_input.batch([y], 2, name="pyfunc_batch")
+        saveables = tf1.get_collection(tf1.GraphKeys.SAVEABLE_OBJECTS)
+    assert "pyfunc_batch" in caplog.text and "left out of checkpoints" in caplog.text
+    assert not any("pyfunc_batch" in s.name for s in saveables)
