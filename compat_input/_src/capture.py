@@ -50,6 +50,8 @@ class Captured:
     # A stateful op (random, py_func, a queue) makes results depend on call order.
     stateful: bool = False
     ops: tuple = ()
+    # The targets are exactly the one source's element, in order: no map is needed.
+    passthrough: bool = False
 
     @property
     def source_dataset(self) -> tf.data.Dataset:
@@ -263,13 +265,35 @@ def capture(targets: list, what: str) -> Captured:
         return [input_map[t.name] if t.name in input_map else next(imported) for t in targets]
 
     stateful = any(op.op_def.is_stateful for op in walk.ops.values())
-    return Captured(sources=sources, fn=fn, stateful=stateful, ops=tuple(walk.ops.values()))
+    passthrough = len(sources) == 1 and [walk.boundary.get(t.name) for t in targets] == [
+        ("source", (sources[0], i))
+        for i in range(len(tf.nest.flatten(sources[0].dataset.element_spec)))
+    ]
+    return Captured(
+        sources=sources,
+        fn=fn,
+        stateful=stateful,
+        ops=tuple(walk.ops.values()),
+        passthrough=passthrough,
+    )
+
+
+def _calls_functions(graph: tf.Graph, ops) -> bool:
+    functions = set(graph._functions)
+    for op in ops:
+        if op.type in functions:
+            return True
+        for attr in op.node_def.attr.values():
+            if attr.HasField("func") or (attr.HasField("list") and attr.list.func):
+                return True
+    return False
 
 
 def _pruned_graph_def(graph: tf.Graph, walk: _Walk, arg_name: dict) -> graph_pb2.GraphDef:
     graph_def = graph_pb2.GraphDef()
     graph_def.versions.CopyFrom(graph.graph_def_versions)
-    if graph._functions:  # Only then pay for serializing the whole graph.
+    if _calls_functions(graph, walk.ops.values()):
+        # Only then pay for serializing the whole graph (tf.data adds a function per map).
         graph_def.library.CopyFrom(graph.as_graph_def().library)
     for name in walk.boundary:
         dtype = graph.get_tensor_by_name(name).dtype.base_dtype
