@@ -8,6 +8,7 @@ from helpers import assert_same
 from helpers import assert_same_multiset
 from helpers import compat_api
 from helpers import differential
+from helpers import flatten_examples
 from helpers import legacy_api
 from helpers import run_scenario
 from helpers import write
@@ -368,3 +369,22 @@ def test_eager_execution_gets_the_legacy_error_types(call, error):
         with context.eager_mode():
             with pytest.raises(error, match="eager"):
                 call()
+
+
+def test_vectorized_csv_parsing_with_threads_delivers_what_legacy_delivers(tmp_path):
+    files = [
+        write(str(tmp_path / f"{k}.csv"), "".join(f"{k}{i},{i * 0.5},x{i}\n" for i in range(300)))
+        for k in (1, 2)
+    ]
+
+    def build(api, threads=2):
+        queue = api.string_input_producer(files, num_epochs=2, shuffle=False)
+        _, line = api.TextLineReader().read(queue)
+        a, b, c = tf1.decode_csv(line, [[0], [0.0], [""]])
+        return api.batch([a, b * 2.0, c], 64, num_threads=threads, allow_smaller_final_batch=True)
+
+    legacy, compat = assert_same_multiset(build, component=0)
+    assert_same_multiset(build, component=2)
+    one_thread = run_scenario(compat_api(), lambda api: build(api, threads=1))
+    assert compat.values == one_thread.values  # Vectorized, yet in one thread's order.
+    assert len(flatten_examples(compat.values, 0)) == 1200

@@ -155,6 +155,19 @@ class _List:
             for spec, s in zip(specs, self.shapes)
         )
 
+    def vectorizable(self) -> bool:
+        """Whether mapping a block at once is provably the same as one example at a time."""
+        if self.enqueue_many or any(isinstance(t, tf.SparseTensor) for t in self.tensors):
+            return False
+        if self.keep is not True and self.keep.shape.ndims != 0:
+            return False
+        specs = [
+            s for src in self.captured.sources for s in tf.nest.flatten(src.dataset.element_spec)
+        ]
+        if not specs or not all(isinstance(s, tf.TensorSpec) for s in specs):
+            return False
+        return not any(op.op_def.is_stateful and op.type != "Assert" for op in self.captured.ops)
+
     def examples(self, element) -> tuple:
         """The element's values, shaped, with a scalar keep_input as a trailing column.
 
@@ -190,6 +203,9 @@ def _capture_list(tensors: list, keep, what: str, shapes: list, enqueue_many: bo
     return _List(tensors, captured, True if keep is False else keep, shapes, enqueue_many)
 
 
+_VECTOR_BLOCK = 128
+
+
 def _options() -> tf.data.Options:
     options = tf.data.Options()
     # Fusing adjacent maps and filters saves a function call per element each.
@@ -212,6 +228,18 @@ def _combine(lists: list, what: str, parallel) -> tf.data.Dataset:
         only = lists[0]
         if only.passthrough():
             return only.captured.source_dataset
+        if parallel and only.vectorizable():
+            # One vectorized call per block instead of a function call per example (10x on
+            # decode_csv). Only with num_threads > 1, where legacy delivery before an
+            # error already depended on thread timing: a bad record fails its block.
+            return (
+                only.captured.source_dataset.batch(_VECTOR_BLOCK)
+                .map(
+                    lambda *block: tf.vectorized_map(only.examples, tuple(block)),
+                    **parallel,
+                )
+                .unbatch()
+            )
         return only.captured.source_dataset.map(lambda *element: only.examples(element), **parallel)
     sources = [tuple(id(s) for s in item.captured.sources) for item in lists]
     if sources[0] and all(s == sources[0] for s in sources):
@@ -682,5 +710,7 @@ def _join(tensors_list, batch_size, keep_input, what, default_name, **kwargs):
         keep_input,
         what=what,
         default_name=default_name,
+        # Legacy ran one enqueue thread per list.
+        num_threads=len(tensors_list),
         **kwargs,
     )

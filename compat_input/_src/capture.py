@@ -47,7 +47,8 @@ class Captured:
 
     sources: list  # list[pipeline_lib.Source], in first-seen order
     fn: Callable[..., list]
-    # A stateful op (random, py_func, a queue) makes results depend on call order.
+    # An op whose results depend on the order of calls (a seeded random op, py_func):
+    # such a graph must be mapped one element at a time to stay reproducible.
     stateful: bool = False
     ops: tuple = ()
     # The targets are exactly the one source's element, in order: no map is needed.
@@ -264,7 +265,7 @@ def capture(targets: list, what: str) -> Captured:
         imported = iter(imported)
         return [input_map[t.name] if t.name in input_map else next(imported) for t in targets]
 
-    stateful = any(op.op_def.is_stateful for op in walk.ops.values())
+    stateful = any(_order_sensitive(op) for op in walk.ops.values())
     passthrough = len(sources) == 1 and [walk.boundary.get(t.name) for t in targets] == [
         ("source", (sources[0], i))
         for i in range(len(tf.nest.flatten(sources[0].dataset.element_spec)))
@@ -276,6 +277,34 @@ def capture(targets: list, what: str) -> Captured:
         ops=tuple(walk.ops.values()),
         passthrough=passthrough,
     )
+
+
+# Stateful ops that stay correct when elements are mapped in parallel: checks, logging, and
+# random ops without a seed, whose draws were never reproducible in the first place.
+_ORDER_FREE = frozenset({"Assert", "Print", "PrintV2", "ReadVariableOp"})
+_RANDOM = frozenset(
+    {
+        "RandomUniform",
+        "RandomUniformInt",
+        "RandomStandardNormal",
+        "TruncatedNormal",
+        "ParameterizedTruncatedNormal",
+        "RandomShuffle",
+        "RandomGamma",
+        "RandomPoissonV2",
+        "Multinomial",
+        "SampleDistortedBoundingBox",
+        "SampleDistortedBoundingBoxV2",
+    }
+)
+
+
+def _order_sensitive(op: tf.Operation) -> bool:
+    if not op.op_def.is_stateful or op.type in _ORDER_FREE:
+        return False
+    if op.type in _RANDOM:
+        return bool(op.get_attr("seed") or op.get_attr("seed2"))
+    return True
 
 
 def _calls_functions(graph: tf.Graph, ops) -> bool:
