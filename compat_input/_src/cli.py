@@ -87,6 +87,12 @@ def main(argv=None) -> int:
     )
     run_parser.add_argument("script")
     run_parser.add_argument("args", nargs=argparse.REMAINDER)
+    sub.add_parser("migrate", help="rewrite TF1 programs onto compat_input (migrate --help)")
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["migrate"]:
+        from compat_input_tools import migrate
+
+        return migrate.main(argv[1:])
     ns = parser.parse_args(argv)
     if ns.command == "run":
         return run(ns.script, ns.args, legacy=ns.legacy)

@@ -1,0 +1,220 @@
+"""The codemod (tools/): before/after for every table row, no-op cases, reports, modes."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from compat_input_tools import codemod
+from compat_input_tools import migrate
+from compat_input_tools import rules
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+
+
+def _migrate(source: str) -> codemod.Outcome:
+    return codemod.migrate_source(textwrap.dedent(source), "prog.py")
+
+
+@pytest.mark.parametrize("qualified, name", sorted(rules.RENAMES.items()))
+def test_every_rename_row_rewrites_its_spelling(qualified, name):
+    spelling = "tf." + qualified.removeprefix("tensorflow.")
+    out = _migrate(f"import tensorflow as tf\nx = {spelling}\n").code
+    assert f"x = compat_input.{name}\n" in out
+    assert "import compat_input\n" in out
+
+
+def test_import_compat_v1_as_tf_spelling_is_served():
+    out = _migrate(
+        """\
+        import tensorflow.compat.v1 as tf
+        q = tf.train.string_input_producer(["a"])
+        r = tf.TextLineReader()
+        """
+    ).code
+    assert "compat_input.string_input_producer(" in out and "compat_input.TextLineReader()" in out
+    assert "tf.disable_v2_behavior()" in out
+
+
+def test_from_imports_and_other_aliases_are_served():
+    out = _migrate(
+        """\
+        import tensorflow as tensor_flow
+        from tensorflow.train import shuffle_batch as sb, Saver
+        b = sb([1], 2, 10, 5)
+        q = tensor_flow.train.range_input_producer(3)
+        """
+    ).code
+    assert "from compat_input import shuffle_batch as sb" in out
+    assert "from tensorflow.train import Saver" in out
+    assert "b = sb([1], 2, 10, 5)" in out
+    assert "q = compat_input.range_input_producer(3)" in out
+    assert "tensor_flow.compat.v1.disable_v2_behavior()" in out  # Under its own alias.
+
+
+def test_formatting_and_comments_are_preserved():
+    source = """\
+    import tensorflow as tf
+
+    # The input.
+    q = tf.train.string_input_producer(  # files
+        ["a", "b"],
+        shuffle=False)
+    """
+    out = _migrate(source).code
+    assert (
+        '# The input.\nq = compat_input.string_input_producer(  # files\n    ["a", "b"],\n    shuffle=False)\n'
+        in out
+    )
+
+
+def test_graph_mode_is_switched_on_once_after_the_imports():
+    out = _migrate(
+        """\
+        import os
+        import tensorflow as tf
+        x = tf.train.batch([1], 2)
+        with tf.Session() as s:
+            pass
+        """
+    ).code
+    lines = out.splitlines()
+    assert out.count("disable_v2_behavior") == 1
+    assert lines.index("tf.compat.v1.disable_v2_behavior()") > lines.index("import compat_input")
+    assert "tf.compat.v1.Session()" in out  # The rest of the TF1 API: TensorFlow's upgrader.
+
+
+def test_variable_with_collections_keeps_v1_semantics():
+    out = _migrate(
+        "import tensorflow as tf\nv = tf.Variable(p, trainable=False, collections=[])\n"
+    ).code
+    assert "v = tf.compat.v1.Variable(p, trainable=False, collections=[])" in out
+
+
+# -- no-op cases ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # A shadowed `tf` is not TensorFlow (in a module that does not import it).
+        "def f(tf):\n    return tf.train.batch([1], 2)\n",
+        # A local name shadowing the TensorFlow alias inside a function.
+        "import tensorflow as tf\ndef f():\n    tf = object()\n    return tf.train\n",
+        # Already migrated.
+        "import compat_input\nimport tensorflow as tf\ntf.compat.v1.disable_v2_behavior()\nb = compat_input.batch([1], 2)\n",
+        # Not TensorFlow at all.
+        "import mylib as tf\nb = tf.train.batch([1], 2)\n",
+    ],
+    ids=["shadowed", "shadowed-local", "already-migrated", "other-module"],
+)
+def test_no_op_cases_are_left_alone(source):
+    assert _migrate(source).code == source
+
+
+def test_migration_is_idempotent():
+    source = open(os.path.join(ROOT, "examples", "tfrecord_join.py")).read()
+    once = codemod.migrate_source(source, "x.py").code
+    assert once != source
+    assert codemod.migrate_source(once, "x.py").code == once
+
+
+# -- what needs a person -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "line, code",
+    [
+        ("q = tf.FIFOQueue(3, tf.int32)", "CI001"),
+        ("q = tf.queue.RandomShuffleQueue(3, 1, tf.int32)", "CI001"),
+        ("x = tf.contrib.training.batch_sequences_with_states(1)", "CI002"),
+        ("x = tf.contrib.training.bucket_by_sequence_length(1)", "CI003"),
+        ("x = tf.contrib.slim.prefetch_queue.prefetch_queue(1)", "CI004"),
+        ("bs = tf.placeholder(tf.int32, [])\nb = tf.train.batch([1], bs)", "CI005"),
+        ("b = tf.train.maybe_batch([1], True, batch_size=tf.placeholder(tf.int32))", "CI005"),
+        ("q = tf.train.string_input_producer(['a'])\nn = q.size()", "CI006"),
+    ],
+)
+def test_each_flag_row_is_reported_with_file_line_and_anchor(line, code):
+    findings = _migrate("import tensorflow as tf\n" + line + "\n").findings
+    rendered = [f.render("prog.py") for f in findings]
+    assert any(f"[{code}]" in r for r in rendered), rendered
+    assert all(r.startswith("prog.py:") and "migration_guide.md#" in r for r in rendered)
+
+
+def test_every_flag_anchor_exists_in_the_migration_guide():
+    headings = [
+        line[3:].strip()
+        for line in open(os.path.join(ROOT, "migration_guide.md"))
+        if line.startswith("## ")
+    ]
+    # GitHub's anchors: lower case, spaces to hyphens, other punctuation dropped.
+    anchors = {
+        "".join(c for c in h.lower().replace(" ", "-") if c.isalnum() or c in "-_")
+        for h in headings
+    }
+    flags = list(rules.FLAGS.values()) + [rules.PLACEHOLDER_BATCH_SIZE, rules.QUEUE_SIZE]
+    for flag in flags:
+        assert flag.anchor in anchors, flag.anchor
+
+
+def test_constant_batch_size_is_not_flagged():
+    assert _migrate("import tensorflow as tf\nb = tf.train.batch([1], 32)\n").findings == []
+
+
+# -- files, modes, exit status -------------------------------------------------------------
+
+
+def test_check_mode_writes_nothing_and_exits_1_when_work_remains(tmp_path):
+    path = tmp_path / "prog.py"
+    path.write_text("import tensorflow as tf\nb = tf.train.batch([1], 2)\n")
+    assert migrate.main(["--check", str(path)]) == 1
+    assert "compat_input" not in path.read_text()
+    assert migrate.main([str(path)]) == 1  # Changed in place.
+    assert "compat_input.batch" in path.read_text()
+    assert migrate.main(["--check", str(path)]) == 0
+
+
+def test_diff_mode_prints_a_diff(tmp_path, capsys):
+    path = tmp_path / "prog.py"
+    path.write_text("import tensorflow as tf\nb = tf.train.batch([1], 2)\n")
+    migrate.main(["--diff", str(path)])
+    out = capsys.readouterr().out
+    assert "-b = tf.train.batch([1], 2)" in out and "+b = compat_input.batch([1], 2)" in out
+
+
+def test_a_syntax_error_is_reported_and_does_not_stop_the_run(tmp_path, capsys):
+    (tmp_path / "a_bad.py").write_text("import tensorflow as tf\nx = (\n")
+    (tmp_path / "b_good.py").write_text("import tensorflow as tf\nb = tf.train.batch([1], 2)\n")
+    (tmp_path / "c_plain.py").write_text("print(1)\n")
+    assert migrate.main([str(tmp_path)]) == 2
+    captured = capsys.readouterr()
+    assert (
+        f"{tmp_path / 'a_bad.py'}:2:1: error: syntax error" in captured.out
+    )  # The unclosed paren.
+    assert "compat_input.batch" in (tmp_path / "b_good.py").read_text()
+    assert "1 changed, 0 unchanged, 1 skipped, 1 failed" in captured.err
+
+
+@pytest.mark.parametrize(
+    "name", ["csv_batch", "ptb_producer", "tfrecord_join", "preloaded", "simple_shuffle_batch"]
+)
+def test_migrated_examples_run_with_plain_python_and_print_what_legacy_printed(name, tmp_path):
+    path = tmp_path / f"{name}.py"
+    path.write_text(open(os.path.join(ROOT, "examples", f"{name}.py")).read())
+    assert migrate.main([str(path)]) == 1
+    legacy = subprocess.run(
+        [sys.executable, "-m", "compat_input._src.cli", "run", "--legacy", f"examples/{name}.py"],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=300,
+        cwd=ROOT,
+    )
+    migrated = subprocess.run(
+        [sys.executable, str(path)], capture_output=True, text=True, env=ENV, timeout=300
+    )
+    assert migrated.returncode == 0, migrated.stderr[-2000:]
+    assert migrated.stdout == legacy.stdout and migrated.stdout.strip()

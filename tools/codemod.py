@@ -1,0 +1,291 @@
+"""The codemod engine: one TF1 source file in, the compat_input version out.
+
+Three passes, each a small, separately testable step:
+1. `_ServeFromCompatInput` (libcst): queue-input names (tables in rules.py) become
+   `compat_input.<name>`, whatever the spelling; `from tensorflow.train import batch`
+   becomes `from compat_input import batch`; `import compat_input` is scheduled once.
+2. TensorFlow's own upgrader (`tensorflow.tools.compatibility`, as a library) upgrades the
+   rest of the TF1 API, as `tf_upgrade_v2` would.
+3. `_GraphMode` (libcst): a program that uses graph-mode APIs gets
+   `tf.compat.v1.disable_v2_behavior()` after its imports, once.
+What cannot be converted safely is reported by `_Flags` (rules.FLAGS), never rewritten.
+The code is parsed, never executed.
+"""
+
+import contextlib
+import dataclasses
+import io
+import re
+
+import libcst as cst
+from libcst import codemod
+from libcst.codemod.visitors import AddImportsVisitor
+from libcst.metadata import PositionProvider
+from libcst.metadata import QualifiedNameProvider
+from libcst.metadata import QualifiedNameSource
+
+from . import rules
+
+
+@dataclasses.dataclass
+class Finding:
+    line: int
+    column: int
+    flag: rules.Flag
+
+    def render(self, path: str) -> str:
+        return f"{path}:{self.line}:{self.column}: {self.flag.render()}"
+
+
+def _imported_names(node_metadata) -> set:
+    return {q.name for q in node_metadata if q.source == QualifiedNameSource.IMPORT}
+
+
+def _compat(name: str) -> cst.Attribute:
+    return cst.Attribute(value=cst.Name("compat_input"), attr=cst.Name(name))
+
+
+class _ServeFromCompatInput(codemod.VisitorBasedCodemodCommand):
+    """Pass 1: the queue-input names, in every spelling, become compat_input's."""
+
+    DESCRIPTION = "Serve tf.train queue-input names from compat_input."
+    METADATA_DEPENDENCIES = (QualifiedNameProvider,)
+
+    def leave_Attribute(self, original_node, updated_node):
+        names = _imported_names(self.get_metadata(QualifiedNameProvider, original_node, set()))
+        for name in names:
+            if name in rules.RENAMES:
+                AddImportsVisitor.add_needed_import(self.context, "compat_input")
+                return _compat(rules.RENAMES[name])
+        return updated_node
+
+    def leave_Call(self, original_node, updated_node):
+        names = _imported_names(self.get_metadata(QualifiedNameProvider, original_node.func, set()))
+        keywords = {a.keyword.value for a in original_node.args if a.keyword}
+        func = updated_node.func
+        for (name, keyword), path in rules.KEEP_V1_CALLS.items():
+            if name in names and keyword in keywords and isinstance(func, cst.Attribute):
+                # tf.Variable -> tf.compat.v1.Variable, keeping the module's own alias.
+                attribute = func.value
+                for part in path.split("."):
+                    attribute = cst.Attribute(value=attribute, attr=cst.Name(part))
+                return updated_node.with_changes(func=attribute)
+        return updated_node
+
+    def leave_ImportFrom(self, original_node, updated_node):
+        if original_node.relative or original_node.module is None:
+            return updated_node
+        if isinstance(original_node.names, cst.ImportStar):
+            return updated_node
+        module = cst.helpers.get_full_name_for_node(original_node.module)
+        served, kept = [], []
+        for alias in original_node.names:
+            full = f"{module}.{cst.helpers.get_full_name_for_node(alias.name)}"
+            (served if full in rules.RENAMES else kept).append((alias, full))
+        if not served:
+            return updated_node
+        for alias, full in served:
+            asname = alias.asname.name.value if alias.asname else None
+            AddImportsVisitor.add_needed_import(
+                self.context, "compat_input", rules.RENAMES[full], asname
+            )
+        if not kept:
+            return cst.RemoveFromParent()
+        return updated_node.with_changes(names=_last_without_comma([a for a, _ in kept]))
+
+
+def _last_without_comma(aliases: list) -> list:
+    return aliases[:-1] + [aliases[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)]
+
+
+_GRAPH_MODE_USES = (
+    "compat_input.",
+    "compat.v1.Session",
+    "compat.v1.InteractiveSession",
+    "compat.v1.placeholder",
+)
+_DISABLE_CALLS = ("disable_eager_execution", "disable_v2_behavior")
+
+
+class _GraphMode(codemod.Codemod):
+    """Pass 3: programs that need graph mode switch it on, once, after their imports."""
+
+    DESCRIPTION = "Switch on TF1 graph behaviour where a program needs it."
+
+    def transform_module_impl(self, tree: cst.Module) -> cst.Module:
+        code = tree.code
+        if not any(use in code for use in _GRAPH_MODE_USES):
+            return tree
+        if any(call in code for call in _DISABLE_CALLS):
+            return tree
+        alias, last_import = None, -1
+        for index, statement in enumerate(tree.body):
+            if not isinstance(statement, cst.SimpleStatementLine):
+                continue
+            for small in statement.body:
+                if isinstance(small, (cst.Import, cst.ImportFrom)):
+                    last_import = index
+                if isinstance(small, cst.Import):
+                    for name in small.names:
+                        full = cst.helpers.get_full_name_for_node(name.name)
+                        if full in ("tensorflow", "tensorflow.compat.v1") and alias is None:
+                            local = name.asname.name.value if name.asname else full
+                            alias = local if full == "tensorflow" else f"{local}.__v1__"
+        body = list(tree.body)
+        if alias is None:
+            alias = "tensorflow"
+            body.insert(last_import + 1, cst.parse_statement("import tensorflow\n"))
+            last_import += 1
+        # disable_v2_behavior, not only disable_eager_execution: tf_upgrade_v2 turns
+        # tf.Variable into TF2's, whose initialization differs (see migration_guide.md).
+        call = (
+            alias.replace(".__v1__", ".disable_v2_behavior()")
+            if alias.endswith(".__v1__")
+            else f"{alias}.compat.v1.disable_v2_behavior()"
+        )
+        statement = cst.parse_statement(call + "\n")
+        body.insert(last_import + 1, statement)
+        return tree.with_changes(body=body)
+
+
+class _Flags(cst.CSTVisitor):
+    """Finds the patterns of rules.FLAGS and the batch-size / queue-size patterns."""
+
+    METADATA_DEPENDENCIES = (QualifiedNameProvider, PositionProvider)
+
+    def __init__(self):
+        super().__init__()
+        self.findings: list = []
+        self._placeholders: set = set()
+        self._producers: set = set()
+
+    def _report(self, node, flag) -> None:
+        position = self.get_metadata(PositionProvider, node).start
+        self.findings.append(Finding(position.line, position.column + 1, flag))
+
+    def _names(self, node) -> set:
+        return _imported_names(self.get_metadata(QualifiedNameProvider, node, set()))
+
+    def _flag_for(self, names: set):
+        # Under `import tensorflow.compat.v1 as tf`, tf.contrib is tensorflow.compat.v1.contrib.
+        names = names | {n.replace("tensorflow.compat.v1.", "tensorflow.", 1) for n in names}
+        for name in sorted(names):
+            if name in rules.FLAGS:
+                return rules.FLAGS[name]
+            for prefix, flag in rules.FLAGS.items():
+                if prefix.endswith(".") and name.startswith(prefix):
+                    return flag
+        return None
+
+    def visit_Attribute(self, node) -> bool:
+        flag = self._flag_for(self._names(node))
+        if flag is not None:
+            self._report(node, flag)
+            return False  # One finding per dotted name, not one per prefix.
+        return True
+
+    def visit_Assign(self, node) -> None:
+        if not isinstance(node.value, cst.Call) or len(node.targets) != 1:
+            return
+        target = node.targets[0].target
+        if not isinstance(target, cst.Name):
+            return
+        called = self._names(node.value.func)
+        if any(n.endswith(".placeholder") for n in called):
+            self._placeholders.add(target.value)
+        if any(rules.RENAMES.get(n) in rules.PRODUCERS for n in called):
+            self._producers.add(target.value)
+
+    def visit_Call(self, node) -> None:
+        func = node.func
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value == "size"
+            and isinstance(func.value, cst.Name)
+            and func.value.value in self._producers
+        ):
+            self._report(node, rules.QUEUE_SIZE)
+        served = {rules.RENAMES.get(n) for n in self._names(func)} & rules.BATCHERS
+        if not served:
+            return
+        position = rules.BATCH_SIZE_POSITION[served.pop()]
+        arg = next((a for a in node.args if a.keyword and a.keyword.value == "batch_size"), None)
+        positional = [a for a in node.args if a.keyword is None and not a.star]
+        if arg is None and len(positional) > position:
+            arg = positional[position]
+        if arg is None:
+            return
+        value = arg.value
+        fed = isinstance(value, cst.Name) and value.value in self._placeholders
+        direct = isinstance(value, cst.Call) and any(
+            n.endswith(".placeholder") for n in self._names(value.func)
+        )
+        if fed or direct:
+            self._report(arg, rules.PLACEHOLDER_BATCH_SIZE)
+
+
+def _upgrade_rest(code: str, filename: str) -> tuple:
+    """Pass 2: TensorFlow's own tf_upgrade_v2, as a library, on the rest of the TF1 API.
+
+    Returns the new text and the upgrader's errors as findings.
+    """
+    from tensorflow.tools.compatibility import ast_edits
+    from tensorflow.tools.compatibility import tf_upgrade_v2
+
+    upgrader = ast_edits.ASTCodeUpgrader(tf_upgrade_v2.TFAPIChangeSpec())
+    with contextlib.redirect_stdout(io.StringIO()):  # It prints every rename.
+        parsed, new_code, _, errors = upgrader.update_string_pasta(code, filename)
+    if not parsed:
+        raise ValueError(f"tf_upgrade_v2 could not parse {filename}")
+    findings = []
+    for error in errors:
+        match = re.match(r".*?:(\d+):(\d+): ERROR: (.*)", str(error), re.S)
+        if match:
+            line, column, message = int(match[1]), int(match[2]) + 1, match[3].strip()
+            flag = rules.Flag("CI000", "error", f"tf_upgrade_v2: {message}", "known-limits")
+            findings.append(Finding(line, column, flag))
+    return new_code, findings
+
+
+def _imports_tensorflow(module: cst.Module) -> bool:
+    for statement in module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.Import):
+                names = [cst.helpers.get_full_name_for_node(a.name) for a in small.names]
+            elif isinstance(small, cst.ImportFrom) and small.module is not None:
+                names = [cst.helpers.get_full_name_for_node(small.module)]
+            else:
+                continue
+            if any(n == "tensorflow" or n.startswith("tensorflow.") for n in names):
+                return True
+    return False
+
+
+@dataclasses.dataclass
+class Outcome:
+    code: str
+    findings: list
+
+
+def migrate_source(code: str, filename: str = "<string>") -> Outcome:
+    """The migrated text of one file, and what needs a person. Raises ParserSyntaxError."""
+    module = cst.parse_module(code)
+    wrapper = cst.MetadataWrapper(module)
+    flags = _Flags()
+    wrapper.visit(flags)
+    context = codemod.CodemodContext(filename=filename)
+    served = _ServeFromCompatInput(context).transform_module(module)
+    if not _imports_tensorflow(module):
+        # tf_upgrade_v2 renames any `tf.` it sees; a module without TensorFlow is not ours.
+        return Outcome(served.code, flags.findings)
+    upgraded, _ = _upgrade_rest(served.code, filename)
+    # The upgrader's own complaints, with lines of the original file; ours come first.
+    _, upgrader_findings = _upgrade_rest(code, filename)
+    ours = {f.line for f in flags.findings}
+    findings = flags.findings + [f for f in upgrader_findings if f.line not in ours]
+    final = _GraphMode(codemod.CodemodContext(filename=filename)).transform_module(
+        cst.parse_module(upgraded)
+    )
+    return Outcome(final.code, sorted(findings, key=lambda f: (f.line, f.column)))

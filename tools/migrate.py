@@ -1,0 +1,120 @@
+"""`compat-input migrate PATH...`: rewrite TF1 programs onto compat_input, or check them.
+
+Every file ends changed, unchanged, skipped (no TensorFlow in it, or not Python) or failed
+(a syntax error, reported as file:line:col); one bad file never stops the run. Findings
+that need a person are printed as `file:line:col: severity: message`.
+
+Exit status: 0 when nothing would change and nothing needs a person; 1 when files
+changed (or, with --check / --diff, would change) or need a person; 2 when a file failed.
+"""
+
+import argparse
+import difflib
+import os
+import sys
+
+import libcst as cst
+
+from . import codemod
+
+_SKIP_DIRS = {".git", ".venv", "venv", "__pycache__", "node_modules", ".tox", "build", "dist"}
+
+
+def _python_files(paths: list) -> list:
+    files = []
+    for path in paths:
+        if os.path.isdir(path):
+            for root, dirs, names in os.walk(path):
+                dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith("."))
+                files.extend(os.path.join(root, n) for n in sorted(names) if n.endswith(".py"))
+        else:
+            files.append(path)
+    return files
+
+
+def _progress(index: int, total: int, path: str) -> None:
+    if total < 2 or not sys.stderr.isatty():
+        return
+    width = 30
+    done = int(width * index / total)
+    sys.stderr.write(f"\r[{'#' * done}{'.' * (width - done)}] {index}/{total} {path[-40:]:40s}")
+    if index == total:
+        sys.stderr.write("\n")
+    sys.stderr.flush()
+
+
+def migrate_file(path: str, write: bool, show_diff: bool, out=None) -> tuple:
+    """Returns (status, findings) for one file; never raises for a bad file."""
+    out = out or sys.stdout
+    if not path.endswith(".py") or not os.path.isfile(path):
+        return "skipped", []
+    try:
+        with open(path, encoding="utf-8") as f:
+            original = f.read()
+    except (OSError, UnicodeDecodeError) as e:
+        print(f"{path}:1:1: error: cannot read: {e}", file=out)
+        return "failed", []
+    if "tensorflow" not in original:
+        return "skipped", []
+    try:
+        outcome = codemod.migrate_source(original, path)
+    except cst.ParserSyntaxError as e:
+        print(
+            f"{path}:{e.editor_line}:{e.editor_column}: error: syntax error: {e.message}", file=out
+        )
+        return "failed", []
+    except Exception as e:  # noqa: BLE001 - one bad file must not stop a run over many.
+        print(f"{path}:1:1: error: could not migrate: {type(e).__name__}: {e}", file=out)
+        return "failed", []
+    for finding in outcome.findings:
+        print(finding.render(path), file=out)
+    if outcome.code == original:
+        return "unchanged", outcome.findings
+    if show_diff:
+        out.writelines(
+            difflib.unified_diff(
+                original.splitlines(keepends=True),
+                outcome.code.splitlines(keepends=True),
+                fromfile=path,
+                tofile=path,
+            )
+        )
+    if write:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(outcome.code)
+    return "changed", outcome.findings
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="compat-input migrate",
+        description="Rewrite TF1 queue-input programs onto compat_input (in place by default).",
+    )
+    parser.add_argument("paths", nargs="+", help="files and directories")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--diff", action="store_true", help="print a diff, write nothing")
+    mode.add_argument("--check", action="store_true", help="write nothing; exit 1 if work remains")
+    args = parser.parse_args(argv)
+    write = not (args.diff or args.check)
+    files = _python_files(args.paths)
+    counts = {"changed": 0, "unchanged": 0, "skipped": 0, "failed": 0}
+    needs_person = 0
+    for index, path in enumerate(files, 1):
+        status, findings = migrate_file(path, write=write, show_diff=args.diff)
+        counts[status] += 1
+        needs_person += sum(1 for f in findings if f.flag.severity in ("warning", "error"))
+        _progress(index, len(files), path)
+    verb = "changed" if write else "would change"
+    print(
+        f"compat-input migrate: {counts['changed']} {verb}, {counts['unchanged']} unchanged, "
+        f"{counts['skipped']} skipped, {counts['failed']} failed; "
+        f"{needs_person} findings need a person",
+        file=sys.stderr,
+    )
+    if counts["failed"]:
+        return 2
+    return 1 if counts["changed"] or needs_person else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

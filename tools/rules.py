@@ -1,0 +1,144 @@
+"""The codemod's tables: what it renames, and what it reports for a person to look at.
+
+Every rewrite is a row here; the engine (codemod.py) is generic. Names are matched by
+qualified name (`tensorflow.train.batch`), so every spelling a program can use resolves to
+the same row: `tf.train.batch`, `tf.compat.v1.train.batch` (as tf_upgrade_v2 leaves it),
+`import tensorflow.compat.v1 as tf`, `from tensorflow.train import batch`, other aliases.
+"""
+
+import dataclasses
+
+# (namespace under tensorflow / tensorflow.compat.v1, names served by compat_input)
+_SERVED = (
+    (
+        "train",
+        (
+            "batch",
+            "batch_join",
+            "maybe_batch",
+            "maybe_batch_join",
+            "shuffle_batch",
+            "shuffle_batch_join",
+            "maybe_shuffle_batch",
+            "maybe_shuffle_batch_join",
+            "input_producer",
+            "string_input_producer",
+            "range_input_producer",
+            "slice_input_producer",
+            "limit_epochs",
+            "match_filenames_once",
+            "QueueRunner",
+            "add_queue_runner",
+            "start_queue_runners",
+            "Supervisor",
+        ),
+    ),
+    ("train.queue_runner", ("QueueRunner", "add_queue_runner", "start_queue_runners")),
+    (
+        "",
+        (
+            "TextLineReader",
+            "TFRecordReader",
+            "FixedLengthRecordReader",
+            "WholeFileReader",
+            "IdentityReader",
+        ),
+    ),
+)
+
+
+def _renames() -> dict:
+    table = {}
+    for namespace, names in _SERVED:
+        for root in ("tensorflow", "tensorflow.compat.v1"):
+            prefix = ".".join(p for p in (root, namespace) if p)
+            for name in names:
+                table[f"{prefix}.{name}"] = name
+    return table
+
+
+# Qualified legacy name -> name in compat_input.
+RENAMES: dict = _renames()
+
+
+# Calls that tf_upgrade_v2 gets wrong for queue-input programs: (qualified name, keyword
+# that makes the call TF1-only) -> attribute path under the module's tensorflow alias.
+# TF2's tf.Variable ignores `collections=`, so a data variable kept out of
+# global_variables() (fully_connected_preloaded_var) would be initialized with the rest.
+KEEP_V1_CALLS = {
+    ("tensorflow.Variable", "collections"): "compat.v1.Variable",
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Flag:
+    """A pattern the codemod cannot convert safely: reported, never rewritten."""
+
+    code: str
+    severity: str  # "note" (fine as it is), "warning" (check it), "error" (port by hand)
+    message: str
+    anchor: str  # in migration_guide.md
+
+    def render(self) -> str:
+        return f"{self.severity}: {self.message} [{self.code}] (migration_guide.md#{self.anchor})"
+
+
+_QUEUES = ("FIFOQueue", "RandomShuffleQueue", "PaddingFIFOQueue", "PriorityQueue")
+
+# Qualified name (or prefix ending in '.') -> flag.
+FLAGS: dict = {
+    **{
+        f"{root}.{name}": Flag(
+            "CI001",
+            "note",
+            f"hand-built {name} kept on tf.queue: it works beside compat_input (fed from "
+            "Python, or by a QueueRunner reading compat_input producers)",
+            "hand-built-queues",
+        )
+        for name in _QUEUES
+        for root in ("tensorflow", "tensorflow.compat.v1", "tensorflow.queue")
+    },
+    "tensorflow.contrib.training.batch_sequences_with_states": Flag(
+        "CI002",
+        "error",
+        "batch_sequences_with_states has no tf.data equivalent: port the state-saving "
+        "batcher by hand",
+        "known-limits",
+    ),
+    "tensorflow.contrib.training.bucket_by_sequence_length": Flag(
+        "CI003",
+        "warning",
+        "use tf.data.experimental.bucket_by_sequence_length and bring the result in with "
+        "compat_input.from_dataset",
+        "known-limits",
+    ),
+    "tensorflow.contrib.": Flag(
+        "CI004",
+        "warning",
+        "tf.contrib is gone in TensorFlow 2 (slim input helpers, prefetch_queue, "
+        "parallel_reader included): port this by hand",
+        "known-limits",
+    ),
+}
+
+PLACEHOLDER_BATCH_SIZE = Flag(
+    "CI005",
+    "error",
+    "batch_size is fed through a placeholder: a tf.data pipeline fixes its batch size when "
+    "it starts; use a constant",
+    "what-cannot-be-captured",
+)
+
+QUEUE_SIZE = Flag(
+    "CI006",
+    "warning",
+    "the size of a producer's queue is read: under compat_input it is the constant capacity",
+    "summaries-and-queue-sizes",
+)
+
+BATCHERS = frozenset(n for n in RENAMES.values() if "batch" in n)
+PRODUCERS = frozenset(n for n in RENAMES.values() if n.endswith("_producer"))
+# Positional index of batch_size in each batcher (maybe_* take keep_input before it).
+BATCH_SIZE_POSITION = {
+    name: 2 if name in ("maybe_batch", "maybe_batch_join") else 1 for name in BATCHERS
+}
