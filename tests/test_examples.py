@@ -113,3 +113,30 @@ def test_run_serves_tf1_to_modules_beside_the_script_only(tmp_path):
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "True True True"
+
+
+def test_validation_every_k_steps_under_compat_input_run():
+    stdout, _ = _cli("examples/validation_every_k.py")
+    lines = stdout.splitlines()
+    assert lines[0] == "supervisor is compat_input's: True"
+    passes = [line for line in lines if line.startswith("step ")]
+    assert [p.split(" mse")[0] for p in passes] == [
+        f"step {k} validation batches [4, 4, 2]" for k in (20, 40, 60)
+    ]
+
+
+def test_install_serves_and_uninstall_restores_tensorflows_names():
+    code = (
+        "import tensorflow as tf, compat_input\n"
+        "legacy = tf.compat.v1.train.batch\n"
+        "compat_input.install()\n"
+        "assert tf.compat.v1.train.batch is compat_input.batch\n"
+        "assert tf.compat.v1.TFRecordReader is compat_input.TFRecordReader\n"
+        "assert tf.compat.v1.train.Supervisor is compat_input.Supervisor\n"
+        "assert tf.compat.v1.train.queue_runner.start_queue_runners is compat_input.start_queue_runners\n"
+        "compat_input.uninstall()\n"
+        "assert tf.compat.v1.train.batch is legacy\n"
+        "print('ok')\n"
+    )
+    stdout, _ = _run([sys.executable, "-c", code])
+    assert stdout.strip() == "ok"

@@ -33,6 +33,7 @@ _TABLE = (
             "match_filenames_once",
             "start_queue_runners",
             "add_queue_runner",
+            "Supervisor",
         ),
     ),
     ("train.queue_runner", ("add_queue_runner", "start_queue_runners")),
