@@ -1,8 +1,11 @@
 """Readers against TensorFlow's own readers (contract §2, exp4, exp11, exp15)."""
 
+import logging
+
 import pytest
 import tensorflow as tf
 
+import compat_input
 from helpers import assert_same
 from helpers import compat_api
 from helpers import run_scenario
@@ -75,10 +78,24 @@ def test_tfrecord_options_object_is_accepted(tmp_path):
     assert_same(_read(lambda api: api.TFRecordReader(options=opts), [f]))
 
 
-def test_gzip_tfrecords_read_without_options_fail_with_data_loss(tmp_path):
+def test_gzip_tfrecords_read_without_options_fail_at_build_time_with_the_fix(tmp_path):
     f = write_tfrecords(str(tmp_path / "r.tfr"), [b"abc"], "GZIP")
-    run = run_scenario(compat_api(), _read(lambda api: api.TFRecordReader(), [f]))
-    assert run.error is tf.errors.DataLossError
+    with tf.Graph().as_default():
+        queue = compat_input.string_input_producer([f])
+        with pytest.raises(
+            tf.errors.DataLossError, match="GZIP-compressed.*compression_type='GZIP'"
+        ):
+            compat_input.TFRecordReader().read(queue)
+
+
+def test_gzip_tfrecords_named_at_run_time_fail_with_data_loss_like_legacy(tmp_path):
+    write_tfrecords(str(tmp_path / "r.tfr"), [b"abc"], "GZIP")
+
+    def build(api):
+        computed = tf.stack([tf.strings.join([str(tmp_path), "/r.tfr"])])
+        return api.TFRecordReader().read(api.string_input_producer(computed))
+
+    assert run_scenario(compat_api(), build).error is tf.errors.DataLossError
 
 
 def test_whole_file_reader_returns_name_and_contents(tmp_path):
@@ -91,18 +108,37 @@ def test_identity_reader_returns_the_work_item_twice():
     assert run.values == [[b"foo", b"foo"], [b"bar", b"bar"]] * 2
 
 
-def test_missing_file_raises_not_found(tmp_path):
-    run = run_scenario(
-        compat_api(), _read(lambda api: api.TextLineReader(), [str(tmp_path / "nope")])
-    )
-    assert run.error is tf.errors.NotFoundError
+def test_missing_files_are_named_at_build_time(tmp_path):
+    present = write(str(tmp_path / "here.txt"), "x\n")
+    with tf.Graph().as_default():
+        queue = compat_input.string_input_producer([present, str(tmp_path / "nope.txt")])
+        with pytest.raises(tf.errors.NotFoundError, match="1 of the 2 files.*nope.txt"):
+            compat_input.TextLineReader().read(queue)
+
+
+def test_missing_file_named_at_run_time_raises_not_found(tmp_path):
+    def build(api):
+        missing = tf.stack([tf.strings.join([str(tmp_path), "/nope"])])
+        return api.TextLineReader().read(api.string_input_producer(missing))
+
+    assert run_scenario(compat_api(), build).error is tf.errors.NotFoundError
+
+
+def test_identity_reader_items_are_not_taken_for_files():
+    with tf.Graph().as_default():
+        compat_input.IdentityReader().read(compat_input.string_input_producer(["not-a-file"]))
+
+
+def test_a_partial_fixed_length_tail_is_dropped_and_named(tmp_path, caplog):
+    f = write(str(tmp_path / "t.bin"), b"AAAABBBBCC")
+    with tf.Graph().as_default(), caplog.at_level(logging.WARNING, logger="compat_input"):
+        compat_input.FixedLengthRecordReader(4).read(compat_input.string_input_producer([f]))
+    assert f"{f} ends with 2 bytes" in caplog.text
 
 
 def test_reader_counters_count_records_and_files(tmp_path):
     files = [write(str(tmp_path / n), "1\n2\n") for n in ("a", "b")]
     with tf.Graph().as_default():
-        import compat_input
-
         q = compat_input.string_input_producer(files, num_epochs=1, shuffle=False)
         reader = compat_input.TextLineReader()
         _, value = reader.read(q)
@@ -120,7 +156,5 @@ def test_reader_counters_count_records_and_files(tmp_path):
 
 def test_serialize_state_is_unimplemented_for_text_lines():
     with tf.Graph().as_default():
-        import compat_input
-
         with pytest.raises(tf.errors.UnimplementedError):
             compat_input.TextLineReader().serialize_state()

@@ -31,6 +31,8 @@ class InputQueue:
         self._shape = tf.TensorShape(shape)
         self._capacity = capacity
         self._name = name
+        # The work items when the program gave them as Python values, for build-time checks.
+        self.items: Optional[list] = None
 
     source = property(lambda self: self._source)
     name = property(lambda self: self._name)
@@ -283,7 +285,7 @@ def string_input_producer(
             with tf.control_dependencies([size_ok]):
                 return tf.identity(value)
 
-        return _producer_queue(
+        queue = _producer_queue(
             string_tensor,
             [],
             num_epochs,
@@ -294,6 +296,10 @@ def string_input_producer(
             scope,
             check=check,
         )
+        constant = tf.get_static_value(string_tensor)
+        if constant is not None:
+            queue.items = [v.decode() if isinstance(v, bytes) else str(v) for v in constant.ravel()]
+        return queue
 
 
 def range_input_producer(

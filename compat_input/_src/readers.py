@@ -9,12 +9,15 @@ for identity reads. Reading a hand-built queue (not a producer of ours) falls ba
 TensorFlow's own reader ops, which still work in graph mode.
 """
 
+import logging
+
 import tensorflow as tf
 
 from compat_input._src import pipeline as pipeline_lib
 from compat_input._src import producers
 
 tf1 = tf.compat.v1
+logger = logging.getLogger("compat_input")
 
 
 # Records are keyed and counted a block at a time.
@@ -30,6 +33,7 @@ class ReaderBase:
 
     _legacy_class = None
     _default_name = "Reader"
+    _reads_files = True
     supports_serialize = False
 
     def __init__(self, name=None):
@@ -117,10 +121,30 @@ class ReaderBase:
             )
         return self._sources[key]
 
+    def _check_files(self, queue) -> None:
+        """Errors at build time, where legacy failed later in a runner thread."""
+        if not self._reads_files or queue.items is None:
+            return
+        missing = [f for f in queue.items if not tf.io.gfile.exists(f)]
+        if missing:
+            raise tf.errors.NotFoundError(
+                None,
+                None,
+                f"{type(self).__name__}: {len(missing)} of the {len(queue.items)} files given to "
+                f"'{queue.name}' do not exist: {', '.join(missing[:5])}"
+                f"{' ...' if len(missing) > 5 else ''}. Fix the paths or the glob.",
+            )
+        for path in queue.items:
+            self._check_file(path)
+
+    def _check_file(self, path: str) -> None:
+        del path  # Readers with file-format expectations override this.
+
     def read(self, queue, name=None):
         """Returns `(key, value)` of the next record; each run reads one record."""
         if not isinstance(queue, producers.InputQueue):
             return self._legacy_reader().read(queue, name=name)
+        self._check_files(queue)
         key, value = self._source(queue).element_tensors(name=name)
         return key, value
 
@@ -128,6 +152,7 @@ class ReaderBase:
         """Up to `num_records` `(keys, values)`, never crossing a work item, as legacy."""
         if not isinstance(queue, producers.InputQueue):
             return self._legacy_reader().read_up_to(queue, num_records, name=name)
+        self._check_files(queue)
         keys, values = self._source(queue, up_to=num_records).element_tensors(name=name)
         return keys, values
 
@@ -200,6 +225,19 @@ class TFRecordReader(ReaderBase):
     def _legacy_kwargs(self):
         return {"name": self._name, "options": self._options}
 
+    def _check_file(self, path):
+        if self._compression:
+            return
+        with tf.io.gfile.GFile(path, "rb") as f:
+            magic = f.read(2)
+        if magic == b"\x1f\x8b":
+            raise tf.errors.DataLossError(
+                None,
+                None,
+                f"TFRecordReader: {path} is GZIP-compressed but the reader has no options: "
+                "pass options=tf.io.TFRecordOptions(compression_type='GZIP').",
+            )
+
     def _records(self, work, bump):
         records = tf.data.TFRecordDataset(work, compression_type=self._compression)
 
@@ -253,6 +291,22 @@ class FixedLengthRecordReader(ReaderBase):
             "encoding": self._encoding or None,
         }
 
+    def _check_file(self, path):
+        if self._encoding:
+            return
+        body = tf.io.gfile.stat(path).length - self._header - self._footer
+        stride = self._hop if self._hop > 0 else self._record_bytes
+        tail = (body - self._record_bytes) % stride if body >= self._record_bytes else body
+        if tail:
+            # Legacy drops a partial record silently; the drop is kept, but said.
+            logger.warning(
+                "FixedLengthRecordReader: %s ends with %d bytes that do not make a whole "
+                "%d-byte record; they are dropped.",
+                path,
+                tail,
+                self._record_bytes,
+            )
+
     def _records(self, work, bump):
         content = tf.io.read_file(work)
         if self._encoding:
@@ -288,6 +342,7 @@ class IdentityReader(ReaderBase):
 
     _legacy_class = tf1.IdentityReader
     _default_name = "IdentityReader"
+    _reads_files = False
     supports_serialize = True
 
     def _records(self, work, bump):
