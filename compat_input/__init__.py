@@ -14,7 +14,6 @@ from compat_input._src.batching import shuffle_batch
 from compat_input._src.batching import shuffle_batch_join
 from compat_input._src.bridges import as_dataset
 from compat_input._src.bridges import from_dataset
-from compat_input._src.checkpoint import configure
 from compat_input._src.errors import CaptureError
 from compat_input._src.errors import CompatInputError
 from compat_input._src.errors import NotStartedError
@@ -24,6 +23,8 @@ from compat_input._src.iteration import Held
 from compat_input._src.iteration import hold
 from compat_input._src.iteration import iterate
 from compat_input._src.iteration import reset
+from compat_input._src.iteration import skipped_records
+from compat_input._src.options import configure
 from compat_input._src.producers import InputQueue
 from compat_input._src.producers import input_producer
 from compat_input._src.producers import limit_epochs
@@ -81,6 +82,7 @@ __all__ = [
     "reset",
     "shuffle_batch",
     "shuffle_batch_join",
+    "skipped_records",
     "slice_input_producer",
     "start_pipelines",
     "start_queue_runners",

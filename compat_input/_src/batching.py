@@ -22,6 +22,7 @@ import tensorflow as tf
 from compat_input._src import capture as capture_lib
 from compat_input._src import errors
 from compat_input._src import pipeline as pipeline_lib
+from compat_input._src.options import options
 
 tf1 = tf.compat.v1
 
@@ -144,9 +145,13 @@ class _List:
     keep: Any  # True, a scalar or vector tensor (captured as the last output)
     shapes: list  # per-example shapes
     enqueue_many: bool
+    # Under bad_records="skip": a counter of examples that entered the per-example graph.
+    entered: Any = None
 
     def passthrough(self) -> bool:
         """The source's elements are the examples already, with the right shapes."""
+        if self.entered is not None:
+            return False
         if not self.captured.passthrough or self.keep is not True or self.enqueue_many:
             return False
         specs = tf.nest.flatten(self.captured.sources[0].dataset.element_spec)
@@ -157,6 +162,8 @@ class _List:
 
     def vectorizable(self) -> bool:
         """Whether mapping a block at once is provably the same as one example at a time."""
+        if self.entered is not None:
+            return False  # A failing block would drop every example in it.
         if self.enqueue_many or any(isinstance(t, tf.SparseTensor) for t in self.tensors):
             return False
         if self.keep is not True and self.keep.shape.ndims != 0:
@@ -174,7 +181,15 @@ class _List:
         Everything per element happens in this one map: each extra tf.data map costs tens of
         microseconds per element.
         """
-        outputs = self.captured(element)
+        if self.entered is not None:
+            # Counted before the graph runs, so an example that fails is counted too.
+            one = tf.constant(1, tf.int64)
+            with tf.control_dependencies(
+                [tf.raw_ops.AssignAddVariableOp(resource=self.entered.handle, value=one)]
+            ):
+                outputs = self.captured(element)
+        else:
+            outputs = self.captured(element)
         values = _regroup(self.tensors, outputs[: len(outputs) - (0 if self.keep is True else 1)])
         keep = None if self.keep is True else outputs[-1]
         if keep is not None and self.keep.shape.ndims == 1:
@@ -301,6 +316,34 @@ def _combine(lists: list, what: str, parallel) -> tf.data.Dataset:
     )
 
 
+def _skip_counters() -> tuple:
+    """Counters of examples entering the per-example graph and getting through it."""
+    counters = tuple(
+        tf1.Variable(
+            tf.constant(0, tf.int64), trainable=False, collections=[], use_resource=True, name=name
+        )
+        for name in ("entered_examples", "passed_examples")
+    )
+    pipeline_lib.needs_initialization(list(counters))
+    return counters
+
+
+def _skipping(dataset: tf.data.Dataset, passed: tf.Variable) -> tf.data.Dataset:
+    """Drops examples whose per-example graph fails, counting those that get through.
+
+    tf.data cannot catch an error inside a map function, only drop the element
+    (`ignore_errors`); `skipped_records` compares the two counters.
+    """
+    handle = passed.handle
+    one = tf.constant(1, tf.int64)
+
+    def count(*example):
+        with tf.control_dependencies([tf.raw_ops.AssignAddVariableOp(resource=handle, value=one)]):
+            return tuple(tf.identity(x) if isinstance(x, tf.Tensor) else x for x in example)
+
+    return dataset.apply(tf.data.experimental.ignore_errors(log_warning=True)).map(count)
+
+
 def _batch_size_value(batch_size, what: str):
     if isinstance(batch_size, tf.Tensor):
         static = tf.get_static_value(batch_size)
@@ -363,7 +406,16 @@ def _build(
         parallel = {}
         if num_threads > 1 and _stateless(lists):
             parallel = {"num_parallel_calls": tf.data.AUTOTUNE, "deterministic": True}
+        counters = None
+        if options.bad_records == "skip":
+            counters = _skip_counters()
+            for item in lists:
+                item.entered = counters[0]
+            # One example at a time, so the counts are exact between runs.
+            parallel = {}
         dataset = _combine(lists, what, parallel)
+        if counters is not None:
+            dataset = _skipping(dataset, counters[1])
         keep_column = isinstance(keep, tf.Tensor) and keep.shape.ndims == 0
         if keep is False:
             dataset = dataset.filter(lambda *x: False)
@@ -409,7 +461,10 @@ def _build(
             ops=tuple(op for item in lists for op in item.captured.ops)
             + tuple(op for s in sources for op in s.ops),
         )
-        batch = source.make_pipeline().get_next(name=scope)
+        pipeline = source.make_pipeline()
+        if counters is not None:
+            pipeline.skip_counts = (counters[0].read_value(), counters[1].read_value())
+        batch = pipeline.get_next(name=scope)
         flat = tf.nest.flatten(batch)  # One component: a bare element, not a tuple.
         source.register(tf.nest.flatten(flat, expand_composites=True))
         if not allow_smaller_final_batch and isinstance(size, int):

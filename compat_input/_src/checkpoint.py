@@ -13,40 +13,17 @@ restore does not rewind it. Pipelines that cannot be serialized (py_func, hand-b
 queues) are left out with a warning naming them.
 """
 
-import dataclasses
 import logging
 
 import tensorflow as tf
 from tensorflow.python.training.saving import saveable_object
 
+from compat_input._src.options import options
+
 tf1 = tf.compat.v1
 logger = logging.getLogger("compat_input")
 
 _UNSERIALIZABLE_OPS = frozenset({"PyFunc", "PyFuncStateless", "EagerPyFunc"})
-
-
-@dataclasses.dataclass
-class Options:
-    """Process-wide settings; change them with `configure` before building pipelines."""
-
-    # Save each pipeline's position with every checkpoint (a Saver built after it).
-    save_input_position: bool = True
-
-
-options = Options()
-
-
-def configure(save_input_position: bool | None = None) -> Options:
-    """Sets process-wide options; returns the options now in force.
-
-    Args:
-      save_input_position: whether pipelines built from now on put their position in
-        checkpoints. Turn it off to restore checkpoints that were written without it
-        through a plain Saver, or to keep checkpoints small.
-    """
-    if save_input_position is not None:
-        options.save_input_position = bool(save_input_position)
-    return options
 
 
 class _PipelineSaveable(saveable_object.SaveableObject):

@@ -65,6 +65,21 @@ def reset(sess, tensors: Any) -> list:
     return [p.name for p in pipelines]
 
 
+def skipped_records(sess, tensors: Any) -> int:
+    """How many examples the pipelines behind `tensors` dropped under bad_records="skip".
+
+    Each dropped example's error is also logged by tf.data as it happens.
+    """
+    pipelines = [p for p in pipelines_behind(tensors) if getattr(p, "skip_counts", None)]
+    if not pipelines:
+        raise ValueError(
+            "skipped_records: no pipeline behind these tensors was built with "
+            'compat_input.configure(bad_records="skip").'
+        )
+    counts = sess.run([p.skip_counts for p in pipelines])
+    return int(sum(entered - passed for entered, passed in counts))
+
+
 def iterate(sess, fetches: Any, feed_dict=None) -> Iterator:
     """Rewinds the finite pipelines behind `fetches` and yields `sess.run(fetches)` to their end.
 
