@@ -129,3 +129,31 @@ def test_as_dataset_returns_the_dataset_behind_a_batch():
             except tf.errors.OutOfRangeError:
                 pass
     assert got == [[0, 2], [4, 6], [8]]
+
+
+def test_as_dataset_serves_legacy_input_to_eager_tensorflow_2_and_model_fit(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "eager.py"
+    script.write_text(
+        "import numpy as np, tensorflow as tf, keras, compat_input\n"
+        "with tf.Graph().as_default():\n"
+        "    x, y = compat_input.slice_input_producer([np.arange(40, dtype='float32').reshape(20, 2),"
+        " np.arange(20) % 2], num_epochs=1, shuffle=False)\n"
+        "    batch = compat_input.batch([x, y], 4, allow_smaller_final_batch=True)\n"
+        "ds = compat_input.as_dataset(batch)\n"
+        "assert tf.executing_eagerly()\n"
+        "passes = [[int(v) for b in ds for v in b[1].numpy()] for _ in range(2)]\n"
+        "print(passes[0] == passes[1] == [i % 2 for i in range(20)])\n"
+        "model = keras.Sequential([keras.layers.Dense(2)])\n"
+        "model.compile('sgd', keras.losses.SparseCategoricalCrossentropy(from_logits=True))\n"
+        "print(len(model.fit(ds, epochs=3, verbose=0).history['loss']))\n"
+    )
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["True", "3"]

@@ -29,8 +29,18 @@ def from_dataset(dataset: tf.data.Dataset, name: str = "from_dataset", finite: b
     return element
 
 
-def as_dataset(tensors: Any) -> tf.data.Dataset:
-    """The tf.data Dataset whose elements are `tensors` (outputs of one compat_input pipeline)."""
+def as_dataset(tensors: Any, sess=None) -> tf.data.Dataset:
+    """The tf.data Dataset whose elements are `tensors` (the outputs of compat_input input).
+
+    In graph code it is the pipeline's own Dataset, for an iterator of your own. Called
+    eagerly (TensorFlow 2, the legacy input built under `with tf.Graph().as_default()`),
+    it is a Dataset that runs the legacy graph: iterate it or pass it to `model.fit`. Its
+    session is `sess`, or a private one that initializes the graph's variables and starts
+    its pipelines; each element is one `sess.run(tensors)`, until OutOfRangeError, and
+    each pass over it (each epoch of `model.fit`) starts the input from its beginning.
+    """
+    if tf.executing_eagerly():
+        return _eager_dataset(tensors, sess)
     pipelines = iteration.pipelines_behind(tensors)
     direct = [
         t for t in tf.nest.flatten(tensors, expand_composites=True) if pipeline_lib.lookup_source(t)
@@ -41,3 +51,33 @@ def as_dataset(tensors: Any) -> tf.data.Dataset:
             f"output); got tensors behind {len(pipelines)} pipelines."
         )
     return pipelines[0].dataset
+
+
+def _eager_dataset(tensors: Any, sess) -> tf.data.Dataset:
+    flat = tf.nest.flatten(tensors)
+    if not flat or any(not isinstance(t, tf.Tensor) for t in flat):
+        raise ValueError(
+            "as_dataset: eagerly, pass dense tensors of a legacy graph (SparseTensors are not "
+            f"supported here); got {tensors!r}."
+        )
+    graph = flat[0].graph
+    if sess is None:
+        with graph.as_default():
+            init = [tf1.global_variables_initializer(), tf1.local_variables_initializer()]
+        sess = tf1.Session(graph=graph)
+        sess.run(init)
+    pipeline_lib.start_pipelines(sess, graph)
+    run = sess.make_callable(flat)
+
+    def generate():
+        # Each pass over the Dataset (each epoch of model.fit) reads the input from the start.
+        iteration.reset(sess, flat)
+        while True:
+            try:
+                yield tuple(run())
+            except tf.errors.OutOfRangeError:
+                return
+
+    specs = tuple(tf.TensorSpec(t.shape, t.dtype) for t in flat)
+    dataset = tf.data.Dataset.from_generator(generate, output_signature=specs)
+    return dataset.map(lambda *values: tf.nest.pack_sequence_as(tensors, list(values)))
