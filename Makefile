@@ -40,6 +40,7 @@ format: $(STAMP)
 	$(BIN)/ruff format compat_input tools tests
 
 bench: $(STAMP)
+	$(BIN)/python -m pip install --quiet -r benchmarks/requirements.txt
 	$(BIN)/python benchmarks/run.py
 
 clean:

@@ -343,8 +343,35 @@ def main() -> int:
         f.write(table)
     with open(os.path.join(RESULTS, "results.json"), "w") as f:
         json.dump({f"{w}/{m}": v for (w, m), v in samples.items()}, f, indent=1)
+    _chart(samples, workloads)
     print(table)
     return 0
+
+
+def _chart(samples: dict, workloads: list) -> None:
+    """benchmarks/results/results.png: examples/s per workload, the three ways side by side."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib is not installed: no chart (make bench installs it)")
+        return
+    shown = [w for w in workloads if w != "validation"]
+    fig, ax = plt.subplots(figsize=(9, 4.5))
+    width = 0.27
+    for i, mode in enumerate(MODES):
+        values = [_median(samples[(w, mode)], "examples_per_s") for w in shown]
+        bars = ax.bar([x + (i - 1) * width for x in range(len(shown))], values, width, label=mode)
+        ax.bar_label(bars, labels=[f"{v / 1000:.0f}k" for v in values], fontsize=7)
+    ax.set_xticks(range(len(shown)), shown)
+    ax.set_ylabel("examples / s (median)")
+    ax.set_yscale("log")
+    ax.set_title(f"legacy queues vs compat_input vs hand-written tf.data (batch {BATCH})")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(os.path.join(RESULTS, "results.png"), dpi=120)
 
 
 def _median(samples, key):

@@ -292,7 +292,8 @@ def test_a_resource_variable_in_the_per_example_graph_is_read_live():
     with tf.Graph().as_default():
         x = compat_input.range_input_producer(100, shuffle=False).dequeue()
         w = tf1.Variable(1, use_resource=True)
-        b = compat_input.batch([x * w.read_value()], 1)
+        # As in a legacy batch queue, up to `capacity` examples computed earlier are buffered.
+        b = compat_input.batch([x * w.read_value()], 1, capacity=2)
         with tf1.Session() as sess:
             sess.run(tf1.global_variables_initializer())
             compat_input.start_queue_runners(sess)

@@ -439,7 +439,9 @@ def _build(
             dataset = dataset.batch(size, drop_remainder=drop)
         if keep_column:
             dataset = dataset.map(lambda *x: x[:-1])  # Once per batch, not per example.
-        dataset = dataset.prefetch(tf.data.AUTOTUNE).with_options(_OPTIONS)
+        # Legacy buffered at most `capacity` examples after the batcher; so do we.
+        ahead = max(1, capacity // size) if isinstance(size, int) else tf.data.AUTOTUNE
+        dataset = dataset.prefetch(ahead).with_options(_OPTIONS)
 
         if shuffle is not None:
             min_after_dequeue = shuffle[0]
