@@ -389,3 +389,61 @@ def test_vectorized_csv_parsing_with_threads_delivers_what_legacy_delivers(tmp_p
     one_thread = run_scenario(compat_api(), lambda api: build(api, threads=1))
     assert compat.values == one_thread.values  # Vectorized, yet in one thread's order.
     assert len(flatten_examples(compat.values, 0)) == 1200
+
+
+def test_cond_lookup_table_and_py_func_run_inside_the_captured_graph(tmp_path):
+    f = write(str(tmp_path / "words.txt"), "apple\npear\nfig\napple\nkiwi\n")
+
+    def build(api):
+        queue = api.string_input_producer([f], num_epochs=1, shuffle=False)
+        _, word = api.TextLineReader().read(queue)
+        table = tf.lookup.StaticHashTable(
+            tf.lookup.KeyValueTensorInitializer(
+                ["apple", "pear", "fig"], [1, 2, 3], tf.string, tf.int64
+            ),
+            -1,
+        )
+        ident = table.lookup(word)
+        length = tf.strings.length(word)
+        bucket = tf.cond(length > 3, lambda: length * 10, lambda: length)
+        doubled = tf1.py_func(lambda v: (v * 2).astype("int64"), [ident], tf.int64, stateful=False)
+        doubled.set_shape([])
+        return api.batch([ident, bucket, doubled], 2, allow_smaller_final_batch=True)
+
+    def run(api):
+        g = tf.Graph()
+        with g.as_default():
+            out = build(api)
+            with tf1.Session() as sess:
+                sess.run([tf1.tables_initializer(), tf1.local_variables_initializer()])
+                coord = tf1.train.Coordinator()
+                threads = api.start_queue_runners(sess, coord)
+                got = []
+                try:
+                    while True:
+                        got.append([v.tolist() for v in sess.run(out)])
+                except tf.errors.OutOfRangeError:
+                    pass
+                coord.request_stop()
+                coord.join(threads)
+        return got
+
+    assert (
+        run(compat_api())
+        == run(legacy_api())
+        == [
+            [[1, 2], [50, 40], [2, 4]],
+            [[3, 1], [3, 50], [6, 2]],
+            [[-1], [40], [-2]],
+        ]
+    )
+
+
+def test_a_batch_size_fed_by_placeholder_is_refused_with_the_way_out():
+    with tf.Graph().as_default():
+        x = compat_input.range_input_producer(4).dequeue()
+        size = tf1.placeholder(tf.int32, [], name="bs")
+        with pytest.raises(
+            compat_input.CaptureError, match="batch_size is fed through a placeholder"
+        ):
+            compat_input.batch([x], size)

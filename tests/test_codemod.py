@@ -218,3 +218,12 @@ def test_migrated_examples_run_with_plain_python_and_print_what_legacy_printed(n
     )
     assert migrated.returncode == 0, migrated.stderr[-2000:]
     assert migrated.stdout == legacy.stdout and migrated.stdout.strip()
+
+
+@pytest.mark.parametrize("qualified, name", sorted(rules.RENAMES.items()))
+def test_every_rename_row_has_its_no_op_cases(qualified, name):
+    spelling = "tf." + qualified.removeprefix("tensorflow.")
+    shadowed = f"def f(tf):\n    return {spelling}\n"
+    migrated = f"import compat_input\nimport tensorflow as tf\ntf.compat.v1.disable_v2_behavior()\nx = compat_input.{name}\n"
+    assert _migrate(shadowed).code == shadowed
+    assert _migrate(migrated).code == migrated

@@ -8,48 +8,12 @@ the same row: `tf.train.batch`, `tf.compat.v1.train.batch` (as tf_upgrade_v2 lea
 
 import dataclasses
 
-# (namespace under tensorflow / tensorflow.compat.v1, names served by compat_input)
-_SERVED = (
-    (
-        "train",
-        (
-            "batch",
-            "batch_join",
-            "maybe_batch",
-            "maybe_batch_join",
-            "shuffle_batch",
-            "shuffle_batch_join",
-            "maybe_shuffle_batch",
-            "maybe_shuffle_batch_join",
-            "input_producer",
-            "string_input_producer",
-            "range_input_producer",
-            "slice_input_producer",
-            "limit_epochs",
-            "match_filenames_once",
-            "QueueRunner",
-            "add_queue_runner",
-            "start_queue_runners",
-            "Supervisor",
-        ),
-    ),
-    ("train.queue_runner", ("QueueRunner", "add_queue_runner", "start_queue_runners")),
-    (
-        "",
-        (
-            "TextLineReader",
-            "TFRecordReader",
-            "FixedLengthRecordReader",
-            "WholeFileReader",
-            "IdentityReader",
-        ),
-    ),
-)
+from compat_input._src.install import SERVED
 
 
 def _renames() -> dict:
     table = {}
-    for namespace, names in _SERVED:
+    for namespace, names in SERVED:
         for root in ("tensorflow", "tensorflow.compat.v1"):
             prefix = ".".join(p for p in (root, namespace) if p)
             for name in names:

@@ -12,8 +12,9 @@ import tensorflow as tf
 
 import compat_input
 
-# (module path under tf.compat.v1, attribute names)
-_TABLE = (
+# (module path under tf.compat.v1, attribute names): the one table of what compat_input
+# serves; the codemod (tools/rules.py) renames the same names.
+SERVED = (
     (
         "train",
         (
@@ -33,10 +34,11 @@ _TABLE = (
             "match_filenames_once",
             "start_queue_runners",
             "add_queue_runner",
+            "QueueRunner",
             "Supervisor",
         ),
     ),
-    ("train.queue_runner", ("add_queue_runner", "start_queue_runners")),
+    ("train.queue_runner", ("QueueRunner", "add_queue_runner", "start_queue_runners")),
     (
         "",
         (
@@ -63,7 +65,7 @@ def _module(path: str):
 def install() -> None:
     """Serves the `tf.compat.v1` queue-input names from compat_input (idempotent)."""
     with _lock:
-        for path, names in _TABLE:
+        for path, names in SERVED:
             module = _module(path)
             for name in names:
                 key = (path, name)
