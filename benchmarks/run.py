@@ -339,6 +339,9 @@ def main() -> int:
                     flush=True,
                 )
     table = _table(samples, workloads)
+    if set(workloads) != set(WORKLOADS):
+        print(table)  # A partial run does not replace the full results.
+        return 0
     with open(os.path.join(RESULTS, "results.md"), "w") as f:
         f.write(table)
     with open(os.path.join(RESULTS, "results.json"), "w") as f:

@@ -158,3 +158,14 @@ def test_serialize_state_is_unimplemented_for_text_lines():
     with tf.Graph().as_default():
         with pytest.raises(tf.errors.UnimplementedError):
             compat_input.TextLineReader().serialize_state()
+
+
+def test_fixed_length_files_of_whole_records_are_streamed_with_legacy_keys(tmp_path):
+    files = [
+        write(str(tmp_path / f"w{i}.bin"), b"HH" + bytes(range(i * 40, i * 40 + 40)) + b"F")
+        for i in range(2)
+    ]
+    run = assert_same(
+        _read(lambda api: api.FixedLengthRecordReader(4, header_bytes=2, footer_bytes=1), files)
+    )
+    assert len(run.values) == 20 and run.values[10][0] == f"{files[1]}:0".encode()

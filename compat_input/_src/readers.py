@@ -279,6 +279,9 @@ class FixedLengthRecordReader(ReaderBase):
         self._footer = int(footer_bytes or 0)
         self._hop = int(hop_bytes or 0)
         self._encoding = encoding or ""
+        # Set by the build-time check when every file holds whole records only: then the
+        # records can be streamed instead of reading each file whole.
+        self._whole_records = None
         super().__init__(name=name)
 
     def _legacy_kwargs(self):
@@ -297,6 +300,7 @@ class FixedLengthRecordReader(ReaderBase):
         body = tf.io.gfile.stat(path).length - self._header - self._footer
         stride = self._hop if self._hop > 0 else self._record_bytes
         tail = (body - self._record_bytes) % stride if body >= self._record_bytes else body
+        self._whole_records = (self._whole_records is not False) and not tail
         if tail:
             # Legacy drops a partial record silently; the drop is kept, but said.
             logger.warning(
@@ -308,6 +312,8 @@ class FixedLengthRecordReader(ReaderBase):
             )
 
     def _records(self, work, bump):
+        if self._whole_records and not self._hop:
+            return self._streamed(work, bump)
         content = tf.io.read_file(work)
         if self._encoding:
             content = tf.io.decode_compressed(content, compression_type=self._encoding)
@@ -323,6 +329,18 @@ class FixedLengthRecordReader(ReaderBase):
         with tf.control_dependencies([bump(count)]):
             keys = _key(work, tf.range(count, dtype=tf.int64))
         return tf.data.Dataset.from_tensor_slices((keys, values))
+
+    def _streamed(self, work, bump):
+        records = tf.data.FixedLengthRecordDataset(
+            work, self._record_bytes, self._header, self._footer
+        ).batch(_BLOCK)
+
+        def block(index, values):
+            count = tf.size(values, out_type=tf.int64)
+            with tf.control_dependencies([bump(count)]):
+                return _key(work, index * _BLOCK + tf.range(count)), tf.identity(values)
+
+        return records.enumerate().map(block).unbatch()
 
 
 class WholeFileReader(ReaderBase):
