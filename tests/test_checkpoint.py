@@ -144,3 +144,60 @@ def test_a_py_func_pipeline_is_left_out_of_checkpoints_with_a_warning(caplog):
         saveables = tf1.get_collection(tf1.GraphKeys.SAVEABLE_OBJECTS)
     assert "pyfunc_batch" in caplog.text and "left out of checkpoints" in caplog.text
     assert not any("pyfunc_batch" in s.name for s in saveables)
+
+
+def _write_without_positions(path):
+    compat_input.configure(save_input_position=False)
+    try:
+        with tf.Graph().as_default():
+            batch, step = _build()
+            saver = tf1.train.Saver()
+            with tf1.Session() as sess:
+                sess.run(tf1.global_variables_initializer())
+                compat_input.start_queue_runners(sess)
+                sess.run([batch, step])
+                saver.save(sess, path)
+    finally:
+        compat_input.configure(save_input_position=True)
+
+
+def test_a_plain_saver_restores_a_checkpoint_written_without_positions(tmp_path, caplog):
+    path = str(tmp_path / "old.ckpt")
+    _write_without_positions(path)
+    with tf.Graph().as_default():
+        batch, step = _build()
+        saver = tf1.train.Saver()
+        with tf1.Session() as sess, caplog.at_level(logging.WARNING, logger="compat_input"):
+            sess.run(tf1.global_variables_initializer())
+            saver.restore(sess, path)
+            compat_input.start_queue_runners(sess)
+            assert sess.run(tf1.train.get_global_step()) == 1
+            assert sess.run(batch).tolist() == _uninterrupted()[0]
+    assert "holds no input positions" in caplog.text
+
+
+def test_monitored_training_session_restores_a_checkpoint_written_without_positions(tmp_path):
+    _write_without_positions(str(tmp_path / "model.ckpt"))
+    with open(tmp_path / "checkpoint", "w") as f:
+        f.write('model_checkpoint_path: "model.ckpt"\n')
+    with tf.Graph().as_default():
+        batch, step = _build()
+        with tf1.train.MonitoredTrainingSession(
+            checkpoint_dir=str(tmp_path), save_checkpoint_secs=None
+        ) as sess:
+            assert sess.run(tf1.train.get_global_step()) == 1
+            assert sess.run(batch).tolist() == _uninterrupted()[0]
+
+
+def test_a_missing_variable_still_fails_the_restore(tmp_path):
+    path = str(tmp_path / "old.ckpt")
+    _write_without_positions(path)
+    with tf.Graph().as_default():
+        _build()
+        tf1.Variable(3.0, name="new_weight")
+        saver = tf1.train.Saver()
+        with tf1.Session() as sess:
+            import pytest
+
+            with pytest.raises(tf.errors.NotFoundError):
+                saver.restore(sess, path)

@@ -16,6 +16,7 @@ queues) are left out with a warning naming them.
 import logging
 
 import tensorflow as tf
+from tensorflow.python.training import saver as saver_lib
 from tensorflow.python.training.saving import saveable_object
 
 from compat_input._src.options import options
@@ -89,3 +90,62 @@ def add_saveable(pipeline, dataset_ops: list) -> None:
 
 def is_position(saveable) -> bool:
     return isinstance(saveable, _PipelineSaveable)
+
+
+def _var_list_without_positions(saver) -> list:
+    var_list = saver._var_list  # What this Saver saves; no public accessor.
+    items = list(var_list.values()) if isinstance(var_list, dict) else list(var_list or [])
+    return [item for item in items if not is_position(item)]
+
+
+def _missing_only_positions(saver, save_path: str) -> bool:
+    if len(_var_list_without_positions(saver)) == len(saver._var_list or []):
+        return False  # This Saver saves no positions: the missing key is something else.
+    try:
+        names = tf.train.load_checkpoint(save_path).get_variable_to_shape_map()
+    except (tf.errors.OpError, ValueError):
+        return False
+    return not any(name.startswith("compat_input/") for name in names)
+
+
+def _tolerant(restore):
+    def restore_without_positions_if_absent(self, sess, save_path):
+        try:
+            return restore(self, sess, save_path)
+        except tf.errors.NotFoundError:
+            if save_path is None or not _missing_only_positions(self, save_path):
+                raise
+        logger.warning(
+            "compat_input: checkpoint %s holds no input positions (written by legacy code or "
+            "with positions off); variables are restored and the input starts from the "
+            "beginning.",
+            save_path,
+        )
+        graph = sess.graph
+        finalized = graph.finalized
+        # MonitoredTrainingSession and the Supervisor finalize the graph; a variables-only
+        # Saver is built on this failure path alone, then the graph is finalized again.
+        if finalized:
+            graph._unsafe_unfinalize()
+        try:
+            with graph.as_default():
+                fallback = tf1.train.Saver(
+                    var_list=_var_list_without_positions(self), max_to_keep=None
+                )
+        finally:
+            if finalized:
+                graph.finalize()
+        return restore(fallback, sess, save_path)
+
+    restore_without_positions_if_absent._compat_input = True
+    return restore_without_positions_if_absent
+
+
+def install_tolerant_restore() -> None:
+    """Every Saver (plain, MonitoredTrainingSession's, the Supervisor's) restores a
+    checkpoint without input positions, as it restored it before compat_input."""
+    if not getattr(saver_lib.Saver.restore, "_compat_input", False):
+        saver_lib.Saver.restore = _tolerant(saver_lib.Saver.restore)
+
+
+install_tolerant_restore()
