@@ -16,7 +16,6 @@ from compat_input._src.bridges import as_dataset
 from compat_input._src.bridges import from_dataset
 from compat_input._src.errors import CaptureError
 from compat_input._src.errors import CompatInputError
-from compat_input._src.errors import NotStartedError
 from compat_input._src.install import install
 from compat_input._src.install import uninstall
 from compat_input._src.iteration import Held
@@ -55,7 +54,6 @@ __all__ = [
     "IdentityReader",
     "InputQueue",
     "LooperThread",
-    "NotStartedError",
     "QueueRunner",
     "ReaderBase",
     "Supervisor",

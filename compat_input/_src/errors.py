@@ -15,7 +15,3 @@ class CaptureError(CompatInputError, ValueError):
 
     It is a ValueError too, because legacy batchers reject unusable inputs with ValueError.
     """
-
-
-class NotStartedError(CompatInputError, RuntimeError):
-    """A pipeline was used in a way that needs it started first."""
