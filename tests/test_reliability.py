@@ -185,3 +185,39 @@ def test_configure_rejects_an_unknown_policy_and_names_the_choices():
         ValueError, match=r"bad_records must be one of \('raise', 'skip'\), got 'ignore'"
     ):
         compat_input.configure(bad_records="ignore")
+
+
+def test_keyboard_interrupt_during_sess_run_ends_the_program_promptly(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    script = tmp_path / "loop.py"
+    script.write_text(
+        "import time, tensorflow as tf, compat_input\n"
+        "tf.compat.v1.disable_eager_execution()\n"
+        "x = compat_input.range_input_producer(10**6).dequeue()\n"
+        "slow = tf.compat.v1.py_func(lambda v: (time.sleep(0.01), v)[1], [x], tf.int32)\n"
+        "slow.set_shape([])\n"
+        "batch = compat_input.batch([slow], 8)\n"
+        "with tf.compat.v1.Session() as sess:\n"
+        "    compat_input.start_queue_runners(sess)\n"
+        "    print('running', flush=True)\n"
+        "    try:\n"
+        "        while True:\n"
+        "            sess.run(batch)\n"
+        "    except KeyboardInterrupt:\n"
+        "        print('interrupted', flush=True)\n"
+    )
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+    proc = subprocess.Popen(
+        [sys.executable, str(script)], stdout=subprocess.PIPE, text=True, env=env
+    )
+    assert proc.stdout.readline().strip() == "running"
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGINT)
+    start = time.monotonic()
+    out, _ = proc.communicate(timeout=30)
+    assert out.strip() == "interrupted" and proc.returncode == 0
+    assert time.monotonic() - start < 10
