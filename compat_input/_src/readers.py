@@ -92,14 +92,15 @@ class ReaderBase:
             value = tf.cast(count, tf.int64)
             return tf.raw_ops.AssignAddVariableOp(resource=produced, value=value)
 
-        def finish(_):
+        def finish(key, value):
+            # Reached once the file's records are exhausted; counts it, yields nothing.
             one = tf.constant(1, tf.int64)
             with tf.control_dependencies(
                 [tf.raw_ops.AssignAddVariableOp(resource=completed, value=one)]
             ):
-                return tf.constant(""), tf.constant("")
+                return tf.constant(False)
 
-        done = tf.data.Dataset.range(1).map(finish).filter(lambda key, value: False)
+        done = tf.data.Dataset.from_tensors((tf.constant(""), tf.constant(""))).filter(finish)
         return self._records(work, bump).concatenate(done)
 
     def _source(self, queue, up_to=None) -> pipeline_lib.Source:
