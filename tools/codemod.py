@@ -1,11 +1,13 @@
 """The codemod engine: one TF1 source file in, the compat_input version out.
 
 Three passes, each a small, separately testable step:
-1. `_ServeFromCompatInput` (libcst): queue-input names (tables in rules.py) become
-   `compat_input.<name>`, whatever the spelling; `from tensorflow.train import batch`
-   becomes `from compat_input import batch`; `import compat_input` is scheduled once.
-2. TensorFlow's own upgrader (`tensorflow.tools.compatibility`, as a library) upgrades the
-   rest of the TF1 API, as `tf_upgrade_v2` would.
+1. TensorFlow's own upgrader (`tensorflow.tools.compatibility`, as a library) upgrades the
+   TF1 API as `tf_upgrade_v2` would; it runs once, on the original text, so what it cannot
+   convert is reported with the original line numbers.
+2. `_ServeFromCompatInput` (libcst): queue-input names (tables in rules.py) become
+   `compat_input.<name>`, whatever the spelling, the upgrader's `tf.compat.v1` ones
+   included; `from tensorflow.train import batch` becomes `from compat_input import batch`;
+   `import compat_input` is scheduled once.
 3. `_GraphMode` (libcst): a program that uses graph-mode APIs gets
    `tf.compat.v1.disable_v2_behavior()` after its imports, once.
 What cannot be converted safely is reported by `_Flags` (rules.FLAGS), never rewritten.
@@ -46,7 +48,7 @@ def _compat(name: str) -> cst.Attribute:
 
 
 class _ServeFromCompatInput(codemod.VisitorBasedCodemodCommand):
-    """Pass 1: the queue-input names, in every spelling, become compat_input's."""
+    """Pass 2: the queue-input names, in every spelling, become compat_input's."""
 
     DESCRIPTION = "Serve tf.train queue-input names from compat_input."
     METADATA_DEPENDENCIES = (QualifiedNameProvider,)
@@ -225,7 +227,7 @@ class _Flags(cst.CSTVisitor):
 
 
 def _upgrade_rest(code: str, filename: str) -> tuple:
-    """Pass 2: TensorFlow's own tf_upgrade_v2, as a library, on the rest of the TF1 API.
+    """Pass 1: TensorFlow's own tf_upgrade_v2, as a library, on the rest of the TF1 API.
 
     Returns the new text and the upgrader's errors as findings.
     """
@@ -275,17 +277,17 @@ def migrate_source(code: str, filename: str = "<string>") -> Outcome:
     wrapper = cst.MetadataWrapper(module)
     flags = _Flags()
     wrapper.visit(flags)
+    if _imports_tensorflow(module):
+        # TensorFlow's upgrader first, on the original: its complaints then carry the
+        # original line numbers, and its tf.compat.v1 spellings are rows of our table.
+        upgraded, upgrader_findings = _upgrade_rest(code, filename)
+        module = cst.parse_module(upgraded)
+    else:
+        # tf_upgrade_v2 renames any `tf.` it sees; a module without TensorFlow is not ours.
+        upgrader_findings = []
     context = codemod.CodemodContext(filename=filename)
     served = _ServeFromCompatInput(context).transform_module(module)
-    if not _imports_tensorflow(module):
-        # tf_upgrade_v2 renames any `tf.` it sees; a module without TensorFlow is not ours.
-        return Outcome(served.code, flags.findings)
-    upgraded, _ = _upgrade_rest(served.code, filename)
-    # The upgrader's own complaints, with lines of the original file; ours come first.
-    _, upgrader_findings = _upgrade_rest(code, filename)
     ours = {f.line for f in flags.findings}
     findings = flags.findings + [f for f in upgrader_findings if f.line not in ours]
-    final = _GraphMode(codemod.CodemodContext(filename=filename)).transform_module(
-        cst.parse_module(upgraded)
-    )
+    final = _GraphMode(codemod.CodemodContext(filename=filename)).transform_module(served)
     return Outcome(final.code, sorted(findings, key=lambda f: (f.line, f.column)))

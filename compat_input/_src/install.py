@@ -39,6 +39,8 @@ SERVED = (
         ),
     ),
     ("train.queue_runner", ("QueueRunner", "add_queue_runner", "start_queue_runners")),
+    # tf_upgrade_v2 moves tf.train.match_filenames_once here.
+    ("io", ("match_filenames_once",)),
     (
         "",
         (
