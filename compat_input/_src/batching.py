@@ -238,6 +238,18 @@ def _stateless(lists: list) -> bool:
     return not any(item.captured.stateful for item in lists)
 
 
+def _in_turn(lists: list):
+    """A map function sending element `(index, *element)` to list `index % len(lists)`."""
+
+    def examples(index, *element):
+        return tf.switch_case(
+            tf.cast(index % len(lists), tf.int32),
+            [lambda item=item: item.examples(element) for item in lists],
+        )
+
+    return examples
+
+
 def _combine(lists: list, what: str, parallel) -> tf.data.Dataset:
     if len(lists) == 1:
         only = lists[0]
@@ -260,15 +272,7 @@ def _combine(lists: list, what: str, parallel) -> tf.data.Dataset:
     if sources[0] and all(s == sources[0] for s in sources):
         # One shared stream (one reader, or one producer): its elements go to the lists in
         # turn, as each legacy enqueue thread took the next element.
-        branches = lists
-
-        def by_turn(index, *element):
-            return tf.switch_case(
-                tf.cast(index % len(branches), tf.int32),
-                [lambda item=item: item.examples(element) for item in branches],
-            )
-
-        return lists[0].captured.source_dataset.enumerate().map(by_turn, **parallel)
+        return lists[0].captured.source_dataset.enumerate().map(_in_turn(lists), **parallel)
     singles = [item.captured.sources for item in lists]
     if (
         all(len(s) == 1 and s[0].work_source is not None for s in singles)
@@ -287,13 +291,7 @@ def _combine(lists: list, what: str, parallel) -> tf.data.Dataset:
             deterministic=True,
         )
 
-        def by_file(k, *element):
-            return tf.switch_case(
-                tf.cast(k % count, tf.int32),
-                [lambda item=item: item.examples(element) for item in lists],
-            )
-
-        return interleaved.map(by_file, **parallel)
+        return interleaved.map(_in_turn(lists), **parallel)
     seen: set = set()
     for s in singles:
         ids = {id(x) for x in s}
@@ -448,8 +446,7 @@ def _build(
             tag = f"fraction_over_{min_after_dequeue}_of_{capacity - min_after_dequeue}_full"
         else:
             tag = f"fraction_of_{capacity}_full"
-        # tf.data keeps its buffers full; there is no queue fill to report.
-        tf1.summary.scalar(tag, tf.constant(1.0))
+        pipeline_lib.fill_summary(tag)
 
         finite = all(s.finite for item in lists for s in item.captured.sources) and all(
             item.captured.sources for item in lists

@@ -162,12 +162,6 @@ def epochs_dataset(
     return tf.data.Dataset.from_tensors(tf.constant(0)).repeat(count).map(epoch).unbatch()
 
 
-def _summary(capacity: int, summary_name: Optional[str]) -> None:
-    if summary_name is not None:
-        # tf.data keeps its buffers full; there is no queue fill to report.
-        tf1.summary.scalar(summary_name, tf.constant(1.0))
-
-
 def _producer_queue(
     input_tensor,
     element_shape,
@@ -200,7 +194,8 @@ def _producer_queue(
     )
     queue_name = scope.rstrip("/")
     source = pipeline_lib.Source(name=queue_name, dataset=dataset, finite=num_epochs is not None)
-    _summary(capacity, summary_name)
+    if summary_name is not None:
+        pipeline_lib.fill_summary(summary_name)
     return InputQueue(source, input_tensor.dtype.base_dtype, shape, capacity, queue_name)
 
 
@@ -358,7 +353,7 @@ def slice_input_producer(
                 counter,
                 rows=gather_epoch,
             )
-            tf1.summary.scalar(f"fraction_of_{capacity}_full", tf.constant(1.0))
+            pipeline_lib.fill_summary(f"fraction_of_{capacity}_full")
         source = pipeline_lib.Source(
             name=scope.rstrip("/"), dataset=rows, finite=num_epochs is not None
         )
