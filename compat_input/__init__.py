@@ -19,6 +19,7 @@ from compat_input._src.errors import CompatInputError
 from compat_input._src.install import install
 from compat_input._src.install import uninstall
 from compat_input._src.iteration import Held
+from compat_input._src.iteration import first_skipped_record
 from compat_input._src.iteration import hold
 from compat_input._src.iteration import iterate
 from compat_input._src.iteration import reset
@@ -65,6 +66,7 @@ __all__ = [
     "batch",
     "batch_join",
     "configure",
+    "first_skipped_record",
     "from_dataset",
     "hold",
     "input_producer",

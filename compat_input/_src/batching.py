@@ -21,6 +21,7 @@ import tensorflow as tf
 
 from compat_input._src import capture as capture_lib
 from compat_input._src import errors
+from compat_input._src import origins
 from compat_input._src import pipeline as pipeline_lib
 from compat_input._src.options import options
 
@@ -175,21 +176,34 @@ class _List:
             return False
         return not any(op.op_def.is_stateful and op.type != "Assert" for op in self.captured.ops)
 
-    def examples(self, element) -> tuple:
+    def examples(self, element, ordinal=None, log=None) -> tuple:
         """The element's values, shaped, with a scalar keep_input as a trailing column.
 
         Everything per element happens in this one map: each extra tf.data map costs tens of
-        microseconds per element.
+        microseconds per element. With a `log`, the example is logged as it enters and
+        leaves, so that an error can name the record it came from.
         """
-        if self.entered is not None:
-            # Counted before the graph runs, so an example that fails is counted too.
-            one = tf.constant(1, tf.int64)
-            with tf.control_dependencies(
-                [tf.raw_ops.AssignAddVariableOp(resource=self.entered.handle, value=one)]
-            ):
+        with tf.name_scope(origins.EXAMPLE_SCOPE):
+            entering = []
+            if log is not None:
+                entering.append(log.enter(ordinal, self.captured.origin(element)[0]))
+            if self.entered is not None:
+                # Counted before the graph runs, so an example that fails is counted too.
+                one = tf.constant(1, tf.int64)
+                entering.append(
+                    tf.raw_ops.AssignAddVariableOp(resource=self.entered.handle, value=one)
+                )
+            with tf.control_dependencies(entering):
                 outputs = self.captured(element)
-        else:
-            outputs = self.captured(element)
+            values = self._shaped(outputs)
+            if log is None:
+                return values
+            with tf.control_dependencies(tf.nest.flatten(values, expand_composites=True)):
+                left = log.leave(ordinal)
+            with tf.control_dependencies([left]):
+                return tf.nest.map_structure(tf.identity, values, expand_composites=True)
+
+    def _shaped(self, outputs: list) -> tuple:
         values = _regroup(self.tensors, outputs[: len(outputs) - (0 if self.keep is True else 1)])
         keep = None if self.keep is True else outputs[-1]
         if keep is not None and self.keep.shape.ndims == 1:
@@ -238,41 +252,58 @@ def _stateless(lists: list) -> bool:
     return not any(item.captured.stateful for item in lists)
 
 
-def _in_turn(lists: list):
-    """A map function sending element `(index, *element)` to list `index % len(lists)`."""
+def _in_turn(lists: list, log):
+    """A map function sending element `(ordinal, index, *element)` to list `index % len`."""
 
-    def examples(index, *element):
+    def examples(ordinal, index, *element):
         return tf.switch_case(
             tf.cast(index % len(lists), tf.int32),
-            [lambda item=item: item.examples(element) for item in lists],
+            [lambda item=item: item.examples(element, ordinal, log) for item in lists],
         )
 
     return examples
 
 
-def _combine(lists: list, what: str, parallel) -> tf.data.Dataset:
+def _log(item: _List, skipping: bool, block: int = 1) -> origins.ExampleLog:
+    return origins.ExampleLog(item.captured.origin_kind(), skipping, block)
+
+
+def _combine(lists: list, what: str, parallel, logs: list) -> tf.data.Dataset:
+    """The examples of every list in one stream; the example logs made go into `logs`."""
+    skipping = lists[0].entered is not None
     if len(lists) == 1:
         only = lists[0]
         if only.passthrough():
             return only.captured.source_dataset
-        if parallel and only.vectorizable():
+        vectorized = bool(parallel) and only.vectorizable()
+        log = _log(only, skipping, _VECTOR_BLOCK if vectorized else 1)
+        logs.append(log)
+        numbered = only.captured.source_dataset.enumerate()
+        if vectorized:
             # One vectorized call per block instead of a function call per example (10x on
             # decode_csv). Only with num_threads > 1, where legacy delivery before an
             # error already depended on thread timing: a bad record fails its block.
-            return (
-                only.captured.source_dataset.batch(_VECTOR_BLOCK)
-                .map(
-                    lambda *block: tf.vectorized_map(only.examples, tuple(block)),
-                    **parallel,
-                )
-                .unbatch()
-            )
-        return only.captured.source_dataset.map(lambda *element: only.examples(element), **parallel)
+            def block_examples(ordinals, *block):
+                entered = log.enter(ordinals, only.captured.origin(block, block=True)[0])
+                with tf.control_dependencies([entered]):
+                    block = tf.nest.map_structure(tf.identity, block)
+                with tf.name_scope(origins.EXAMPLE_SCOPE):
+                    values = tf.vectorized_map(only.examples, tuple(block))
+                with tf.control_dependencies(tf.nest.flatten(values)):
+                    left = log.leave(ordinals)
+                with tf.control_dependencies([left]):
+                    return tf.nest.map_structure(tf.identity, values)
+
+            return numbered.batch(_VECTOR_BLOCK).map(block_examples, **parallel).unbatch()
+        return numbered.map(lambda i, *element: only.examples(element, i, log), **parallel)
     sources = [tuple(id(s) for s in item.captured.sources) for item in lists]
     if sources[0] and all(s == sources[0] for s in sources):
         # One shared stream (one reader, or one producer): its elements go to the lists in
         # turn, as each legacy enqueue thread took the next element.
-        return lists[0].captured.source_dataset.enumerate().map(_in_turn(lists), **parallel)
+        log = _log(lists[0], skipping)
+        logs.append(log)
+        numbered = lists[0].captured.source_dataset.enumerate()
+        return numbered.map(lambda i, *e: _in_turn(lists, log)(i, i, *e), **parallel)
     singles = [item.captured.sources for item in lists]
     if (
         all(len(s) == 1 and s[0].work_source is not None for s in singles)
@@ -285,13 +316,15 @@ def _combine(lists: list, what: str, parallel) -> tf.data.Dataset:
         count = len(lists)
         files = work.dataset.enumerate()
         interleaved = files.interleave(
-            lambda k, item: records(item).map(lambda *r: (k,) + tuple(r)),
+            lambda k, item: records(k, item).map(lambda *r: (k,) + tuple(r)),
             cycle_length=count,
             block_length=1,
             deterministic=True,
         )
-
-        return interleaved.map(_in_turn(lists), **parallel)
+        log = _log(lists[0], skipping)
+        logs.append(log)
+        turn = _in_turn(lists, log)
+        return interleaved.enumerate().map(lambda i, inner: turn(i, *inner), **parallel)
     seen: set = set()
     for s in singles:
         ids = {id(x) for x in s}
@@ -302,13 +335,16 @@ def _combine(lists: list, what: str, parallel) -> tf.data.Dataset:
                 "independent inputs."
             )
         seen |= ids
-    datasets = [
-        item.captured.source_dataset.map(
-            lambda *element, item=item: item.examples(element),
-            **parallel,
+    datasets = []
+    for item in lists:
+        log = _log(item, skipping)
+        logs.append(log)
+        datasets.append(
+            item.captured.source_dataset.enumerate().map(
+                lambda i, *element, item=item, log=log: item.examples(element, i, log),
+                **parallel,
+            )
         )
-        for item in lists
-    ]
     return tf.data.Dataset.choose_from_datasets(
         datasets, tf.data.Dataset.range(len(datasets)).repeat(), stop_on_empty_dataset=False
     )
@@ -411,7 +447,8 @@ def _build(
                 item.entered = counters[0]
             # One example at a time, so the counts are exact between runs.
             parallel = {}
-        dataset = _combine(lists, what, parallel)
+        logs: list = []
+        dataset = _combine(lists, what, parallel, logs)
         if counters is not None:
             dataset = _skipping(dataset, counters[1])
         keep_column = isinstance(keep, tf.Tensor) and keep.shape.ndims == 0
@@ -461,6 +498,10 @@ def _build(
             + tuple(op for s in sources for op in s.ops),
         )
         pipeline = source.make_pipeline()
+        pipeline.origins = origins.Origins(
+            logs=logs,
+            files=list({id(s.files): s.files for s in sources if s.files is not None}.values()),
+        )
         if counters is not None:
             pipeline.skip_counts = (counters[0].read_value(), counters[1].read_value())
         batch = pipeline.get_next(name=scope)

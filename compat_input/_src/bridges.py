@@ -50,7 +50,9 @@ def as_dataset(tensors: Any, sess=None) -> tf.data.Dataset:
             "as_dataset: pass the tensors of one compat_input pipeline (a batch, a reader's "
             f"output); got tensors behind {len(pipelines)} pipelines."
         )
-    return pipelines[0].dataset
+    # Our state (reader counters, error logs) is initialized by the Dataset itself, since
+    # nothing of ours starts the user's own iterator.
+    return pipeline_lib.self_initializing(pipelines[0].dataset, direct[0].graph)
 
 
 def _eager_dataset(tensors: Any, sess) -> tf.data.Dataset:

@@ -76,6 +76,34 @@ class Captured:
     def __call__(self, element: Any) -> list:
         return self.fn(*self.flat_args(element))
 
+    def origin_kind(self):
+        """What the number in `origin`'s result means (see origins.describe), for messages."""
+        for source in self.sources:
+            for spec in tf.nest.flatten(source.dataset.element_spec):
+                if isinstance(spec, tf.TensorSpec) and spec.dtype == tf.string:
+                    if spec.shape.rank == 0:
+                        return source.key_kind
+        return None
+
+    def origin(self, element: Any, block: bool = False) -> tuple:
+        """Where `element` came from, for error messages, and what its number means.
+
+        The first string a source yields: a reader's key, or a work item (a file name).
+        With `block`, `element` is a block of elements and the result one origin each.
+        """
+        rank = 1 if block else 0
+        flat = self.flat_args(element)
+        offset = 0
+        for source in self.sources:
+            count = len(tf.nest.flatten(source.dataset.element_spec))
+            for value in flat[offset : offset + count]:
+                if value.dtype == tf.string and value.shape.rank == rank:
+                    return value, source.key_kind
+            offset += count
+        if block:
+            return tf.fill(tf.shape(flat[0])[:1] if flat else [0], ""), None
+        return tf.constant(""), None
+
 
 def _where(op: tf.Operation) -> str:
     """`file:line` where the user created `op`, for error messages."""

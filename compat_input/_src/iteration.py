@@ -11,9 +11,11 @@ keeps one batch in variables so it can be evaluated many times (line searches); 
 
 from collections.abc import Iterator
 from typing import Any
+from typing import Optional
 
 import tensorflow as tf
 
+from compat_input._src import origins as origins_lib
 from compat_input._src import pipeline as pipeline_lib
 
 tf1 = tf.compat.v1
@@ -78,6 +80,33 @@ def skipped_records(sess, tensors: Any) -> int:
         )
     counts = sess.run([p.skip_counts for p in pipelines])
     return int(sum(entered - passed for entered, passed in counts))
+
+
+def first_skipped_record(sess, tensors: Any) -> Optional[str]:
+    """Where the first example dropped under bad_records="skip" came from, or None.
+
+    A reader's record is named as `file:line`, `file at byte offset N` or `file, record
+    N`; a producer's work item (a file name) as itself; anything else by its ordinal.
+    """
+    pipelines = [p for p in pipelines_behind(tensors) if getattr(p, "skip_counts", None)]
+    if not pipelines:
+        raise ValueError(
+            "first_skipped_record: no pipeline behind these tensors was built with "
+            'compat_input.configure(bad_records="skip").'
+        )
+    for pipe in pipelines:
+        logs = pipe.origins.logs
+        firsts = sess.run([log.first_skipped for log in logs])
+        for log, first in zip(logs, firsts):
+            if first:
+                return origins_lib.describe(first.decode("utf-8", "replace"), log.kind, -1)
+        # The last example of the input has no next one to find it skipped: the log has it.
+        snapshots = sess.run([log.snapshot for log in logs])
+        for log, snapshot in zip(logs, snapshots):
+            found = log.failing(snapshot, "", set())
+            if found:
+                return found
+    return None
 
 
 def iterate(sess, fetches: Any, feed_dict=None) -> Iterator:

@@ -30,6 +30,7 @@ import tensorflow as tf
 from tensorflow.python.framework import ops as _ops
 
 from compat_input._src import checkpoint
+from compat_input._src import origins as origins_lib
 
 tf1 = tf.compat.v1
 
@@ -48,6 +49,7 @@ class _GraphState:
         self.source_tensors: dict[str, tuple[Source, int]] = {}
         # Variables in no collection that pipelines use: initialized once per session at start.
         self.variables: list[tuple[tf.Operation, tf.Tensor]] = []
+        self.state_variables: list[tf.Variable] = []
         self.runner: Optional[_PipelineRunner] = None
         self.lock = threading.Lock()
 
@@ -85,8 +87,17 @@ class Pipeline:
         self, dataset: tf.data.Dataset, name: str, serializable: bool = True, ops: tuple = ()
     ):
         graph = tf1.get_default_graph()
+        # Starting a pipeline must not run what the program wrapped the legacy call in
+        # (`with tf.control_dependencies([...])`): its state is made outside that context.
+        with graph.control_dependencies(None):
+            self._make(graph, dataset, name, serializable, ops)
+
+    def _make(self, graph, dataset, name, serializable, ops) -> None:
         self.name = name
         self.source: Optional[Source] = None
+        # What the pipeline can tell about a failing record (origins.py); set by builders.
+        self.origins: Optional[origins_lib.Origins] = None
+        self.read_op_names: list[str] = []
         self.dataset = dataset
         self.element_spec = dataset.element_spec
         self.iterator = tf1.data.make_initializable_iterator(dataset)
@@ -116,6 +127,7 @@ class Pipeline:
         # The read itself waits for the check, or an unstarted iterator fails first.
         with tf.control_dependencies([self.guard]):
             element = self.iterator.get_next()
+        self.read_op_names.append(tf.nest.flatten(element, expand_composites=True)[0].op.name)
         flat = tf.identity_n(tf.nest.flatten(element, expand_composites=True), name=name)
         return tf.nest.pack_sequence_as(element, flat, expand_composites=True)
 
@@ -140,6 +152,9 @@ class Source:
     serializable: bool = True
     # The captured per-example ops inside `dataset`, for the checks above.
     ops: tuple = ()
+    # Readers: what the number in their keys means (see origins.describe); files opened.
+    key_kind: Optional[str] = None
+    files: Optional[origins_lib.OpenedFiles] = None
 
     def register(self, tensors: list[tf.Tensor]) -> None:
         state = graph_state(tensors[0].graph)
@@ -151,6 +166,8 @@ class Source:
         if self.pipeline is None:
             self.pipeline = Pipeline(self.dataset, self.name, self.serializable, self.ops)
             self.pipeline.source = self
+            if self.files is not None:
+                self.pipeline.origins = origins_lib.Origins(files=[self.files])
         return self.pipeline
 
     def element_tensors(self, name: Optional[str] = None) -> list[tf.Tensor]:
@@ -171,11 +188,49 @@ def fill_summary(tag: str) -> None:
 
 def needs_initialization(variables: list) -> None:
     """Registers variables to initialize at start, once per session, before any pipeline."""
-    state = graph_state(variables[0].graph)
-    with state.lock:
+    graph = variables[0].graph
+    state = graph_state(graph)
+    with state.lock, graph.control_dependencies(None):
         # Ops made now: the graph may be finalized by the time pipelines start.
         state.variables.extend((v.initializer, v.is_initialized()) for v in variables)
+        state.state_variables.extend(variables)
     _ensure_runner(variables[0].graph)
+
+
+def self_initializing(dataset: tf.data.Dataset, graph: tf.Graph) -> tf.data.Dataset:
+    """`dataset`, first initializing the state variables of `graph` that are not yet.
+
+    For a Dataset handed to the user's own iterator, which nothing of ours starts.
+    """
+    with graph.as_default():
+        state = graph_state(graph)
+        with state.lock:
+            variables = list(state.state_variables)
+    if not variables:
+        return dataset
+
+    def initialize(_):
+        steps = []
+        for v in variables:
+            initialized = tf.raw_ops.VarIsInitializedOp(resource=v.handle)
+            steps.append(
+                tf.cond(
+                    initialized,
+                    lambda: tf.constant(True),
+                    lambda v=v: _assigned(v),
+                )
+            )
+        with tf.control_dependencies(steps):
+            return tf.constant(0)
+
+    return tf.data.Dataset.from_tensors(0).map(initialize).flat_map(lambda _: dataset)
+
+
+def _assigned(variable: tf.Variable) -> tf.Tensor:
+    with tf.control_dependencies(
+        [tf.raw_ops.AssignVariableOp(resource=variable.handle, value=variable.initial_value)]
+    ):
+        return tf.constant(True)
 
 
 def lookup_source(tensor: tf.Tensor) -> Optional[tuple[Source, int]]:

@@ -13,6 +13,7 @@ import logging
 
 import tensorflow as tf
 
+from compat_input._src import origins
 from compat_input._src import pipeline as pipeline_lib
 from compat_input._src import producers
 
@@ -34,6 +35,8 @@ class ReaderBase:
     _legacy_class = None
     _default_name = "Reader"
     _reads_files = True
+    # What the number after the file name in a key means (see origins.describe).
+    _key_kind = None
     supports_serialize = False
 
     def __init__(self, name=None):
@@ -58,6 +61,7 @@ class ReaderBase:
                 use_resource=True,
                 name="work_units_completed",
             )
+            self._open = origins.OpenedFiles(self._replay)
         pipeline_lib.needs_initialization([self._produced, self._completed])
 
     # -- what subclasses define -------------------------------------------------------------
@@ -80,13 +84,16 @@ class ReaderBase:
     def reader_ref(self):
         return self._produced.handle
 
-    def _counted(self, work: tf.Tensor) -> tf.data.Dataset:
-        """The records of `work`, counted into the reader's legacy counters as they pass.
+    def _counted(self, work: tf.Tensor, index: tf.Tensor) -> tf.data.Dataset:
+        """The records of `work`, the `index`-th work item, counted as they pass.
 
         Records are counted inside the reader's own per-record (or per-file) step: a map
-        of its own would cost tens of microseconds per record.
+        of its own would cost tens of microseconds per record. The file is noted open
+        until its last record passes, so that a reading error can name it.
         """
         produced, completed = self._produced.handle, self._completed.handle
+        with tf.control_dependencies([self._open.opened(index, work)]):
+            work = tf.identity(work)
 
         def bump(count=1):
             value = tf.cast(count, tf.int64)
@@ -108,19 +115,35 @@ class ReaderBase:
         if key not in self._sources:
             work = queue.source
 
-            def records(item, up_to=up_to):
-                dataset = self._counted(item)
+            def records(index, item, up_to=up_to):
+                dataset = self._counted(item, index)
                 return dataset if up_to is None else dataset.batch(up_to)
 
-            dataset = work.dataset.flat_map(records)
+            dataset = work.dataset.enumerate().flat_map(records)
             self._sources[key] = pipeline_lib.Source(
                 name=f"{self._scope.rstrip('/')}",
                 dataset=dataset,
                 work_source=work,
                 records=records,
                 finite=work.finite,
+                key_kind=self._key_kind,
+                files=self._open,
             )
         return self._sources[key]
+
+    def _replay(self, path: str):
+        """Reads `path` alone, in a graph of its own; the error it raises, or None."""
+        with tf.Graph().as_default():
+            records = self._records(tf.constant(path), lambda count=1: tf.no_op())
+            element = tf1.data.make_one_shot_iterator(records).get_next()
+            with tf1.Session() as sess:
+                try:
+                    while True:
+                        sess.run(element)
+                except tf.errors.OutOfRangeError:
+                    return None
+                except tf.errors.OpError as error:
+                    return error
 
     def _check_files(self, queue) -> None:
         """Errors at build time, where legacy failed later in a runner thread."""
@@ -186,6 +209,7 @@ class TextLineReader(ReaderBase):
 
     _legacy_class = tf1.TextLineReader
     _default_name = "TextLineReader"
+    _key_kind = "line"
 
     def __init__(self, skip_header_lines=None, name=None):
         self._skip = skip_header_lines or 0
@@ -217,6 +241,7 @@ class TFRecordReader(ReaderBase):
 
     _legacy_class = tf1.TFRecordReader
     _default_name = "TFRecordReader"
+    _key_kind = "offset"
 
     def __init__(self, name=None, options=None):
         self._options = options
@@ -261,6 +286,7 @@ class FixedLengthRecordReader(ReaderBase):
 
     _legacy_class = tf1.FixedLengthRecordReader
     _default_name = "FixedLengthRecordReader"
+    _key_kind = "index"
 
     def __init__(
         self,
