@@ -264,8 +264,17 @@ def _in_turn(lists: list, log):
     return examples
 
 
-def _log(item: _List, skipping: bool, block: int = 1) -> origins.ExampleLog:
-    return origins.ExampleLog(item.captured.origin_kind(), skipping, block)
+def _log(item: _List, skipping: bool, logs: list) -> Optional[origins.ExampleLog]:
+    """Under bad_records="skip", a log of the examples in flight, to name the skipped ones.
+
+    Only then: a stateful op per example costs microseconds, and the map already runs one
+    example at a time under that policy.
+    """
+    if not skipping:
+        return None
+    log = origins.ExampleLog(item.captured.origin_kind())
+    logs.append(log)
+    return log
 
 
 def _combine(lists: list, what: str, parallel, logs: list) -> tf.data.Dataset:
@@ -275,33 +284,31 @@ def _combine(lists: list, what: str, parallel, logs: list) -> tf.data.Dataset:
         only = lists[0]
         if only.passthrough():
             return only.captured.source_dataset
-        vectorized = bool(parallel) and only.vectorizable()
-        log = _log(only, skipping, _VECTOR_BLOCK if vectorized else 1)
-        logs.append(log)
-        numbered = only.captured.source_dataset.enumerate()
-        if vectorized:
+        if parallel and only.vectorizable():
             # One vectorized call per block instead of a function call per example (10x on
             # decode_csv). Only with num_threads > 1, where legacy delivery before an
             # error already depended on thread timing: a bad record fails its block.
-            def block_examples(ordinals, *block):
-                entered = log.enter(ordinals, only.captured.origin(block, block=True)[0])
-                with tf.control_dependencies([entered]):
-                    block = tf.nest.map_structure(tf.identity, block)
+            def block_examples(*block):
                 with tf.name_scope(origins.EXAMPLE_SCOPE):
-                    values = tf.vectorized_map(only.examples, tuple(block))
-                with tf.control_dependencies(tf.nest.flatten(values)):
-                    left = log.leave(ordinals)
-                with tf.control_dependencies([left]):
-                    return tf.nest.map_structure(tf.identity, values)
+                    return tf.vectorized_map(only.examples, tuple(block))
 
-            return numbered.batch(_VECTOR_BLOCK).map(block_examples, **parallel).unbatch()
+            return (
+                only.captured.source_dataset.batch(_VECTOR_BLOCK)
+                .map(block_examples, **parallel)
+                .unbatch()
+            )
+        log = _log(only, skipping, logs)
+        if log is None:
+            return only.captured.source_dataset.map(
+                lambda *element: only.examples(element), **parallel
+            )
+        numbered = only.captured.source_dataset.enumerate()
         return numbered.map(lambda i, *element: only.examples(element, i, log), **parallel)
     sources = [tuple(id(s) for s in item.captured.sources) for item in lists]
     if sources[0] and all(s == sources[0] for s in sources):
         # One shared stream (one reader, or one producer): its elements go to the lists in
         # turn, as each legacy enqueue thread took the next element.
-        log = _log(lists[0], skipping)
-        logs.append(log)
+        log = _log(lists[0], skipping, logs)
         numbered = lists[0].captured.source_dataset.enumerate()
         return numbered.map(lambda i, *e: _in_turn(lists, log)(i, i, *e), **parallel)
     singles = [item.captured.sources for item in lists]
@@ -321,9 +328,10 @@ def _combine(lists: list, what: str, parallel, logs: list) -> tf.data.Dataset:
             block_length=1,
             deterministic=True,
         )
-        log = _log(lists[0], skipping)
-        logs.append(log)
+        log = _log(lists[0], skipping, logs)
         turn = _in_turn(lists, log)
+        if log is None:
+            return interleaved.map(lambda k, *record: turn(None, k, *record), **parallel)
         return interleaved.enumerate().map(lambda i, inner: turn(i, *inner), **parallel)
     seen: set = set()
     for s in singles:
@@ -337,14 +345,17 @@ def _combine(lists: list, what: str, parallel, logs: list) -> tf.data.Dataset:
         seen |= ids
     datasets = []
     for item in lists:
-        log = _log(item, skipping)
-        logs.append(log)
-        datasets.append(
-            item.captured.source_dataset.enumerate().map(
+        log = _log(item, skipping, logs)
+        if log is None:
+            mapped = item.captured.source_dataset.map(
+                lambda *element, item=item: item.examples(element), **parallel
+            )
+        else:
+            mapped = item.captured.source_dataset.enumerate().map(
                 lambda i, *element, item=item, log=log: item.examples(element, i, log),
                 **parallel,
             )
-        )
+        datasets.append(mapped)
     return tf.data.Dataset.choose_from_datasets(
         datasets, tf.data.Dataset.range(len(datasets)).repeat(), stop_on_empty_dataset=False
     )
@@ -499,8 +510,13 @@ def _build(
         )
         pipeline = source.make_pipeline()
         pipeline.origins = origins.Origins(
+            suspects=[
+                origins.Suspect(item.examples, item.captured.sources[0])
+                for item in lists
+                if len(item.captured.sources) == 1
+            ],
+            readers=list({id(s.reader): s.reader for s in sources if s.reader}.values()),
             logs=logs,
-            files=list({id(s.files): s.files for s in sources if s.files is not None}.values()),
         )
         if counters is not None:
             pipeline.skip_counts = (counters[0].read_value(), counters[1].read_value())

@@ -103,7 +103,7 @@ def first_skipped_record(sess, tensors: Any) -> Optional[str]:
         # The last example of the input has no next one to find it skipped: the log has it.
         snapshots = sess.run([log.snapshot for log in logs])
         for log, snapshot in zip(logs, snapshots):
-            found = log.failing(snapshot, "", set())
+            found = log.last_failed(snapshot)
             if found:
                 return found
     return None

@@ -1,40 +1,44 @@
 """Origins: which record an example came from, so that errors can name it.
 
 A legacy error from a bad record said "record 0" (the index inside one op's input), never
-the file. tf.data cannot catch an error inside a map function, and its message names
-neither, so compat_input keeps, per pipeline, a small in-graph log of the examples in
-flight and of the files open, and when `sess.run` raises from a pipeline the error is
-raised again, same type, with the record named first:
+the file. tf.data cannot catch an error inside a map function and its message names
+neither; a stateful op per example to log examples in flight would cost microseconds on
+every example. So the hot path logs only a block at a time, and the work happens after an
+error, when `sess.run` raises from a pipeline: the error is raised again, same type, with
+the record named first.
 
-- `ExampleLog`: a ring of `(ordinal, origin)` written as each example enters the
-  per-example graph, and its ordinal again when it leaves. tf.data delivers results in
-  order, so the failing example is the oldest one that entered and never left. Its origin
-  is the reader key (`file:line`, `file:byte offset`, `file:record index`), else the first
-  string the source yields (a file name from a producer), else its ordinal.
+- `RecentRecords`: each reader logs the keys of its last blocks of records (one op per
+  block of 256). After an error in the per-example graph, those records are read again
+  from their files and run, one at a time, through that graph (a `Probe`, made at the
+  first error): the oldest that fails is the bad record, named by its legacy key
+  (`file:line`, byte offset, record index). A producer's work items given as Python
+  values (file names) are probed the same way.
 - `OpenedFiles`: the last work items each reader opened, for errors raised while reading
   (a corrupted TFRecord, a truncated GZIP stream), where no example exists: the recent
-  files are read again after the error until one fails the same way.
-
-Under `bad_records="skip"` the map runs one example at a time, so an example that entered
-and did not leave before the next one entered was skipped: the first such origin is kept
-for `compat_input.first_skipped_record`, and each is logged as it is found.
-
-The logs are read only after an error, from the session that raised it.
+  files are read again until one fails the same way.
+- `ExampleLog`: only under `bad_records="skip"`, where the map already runs one example
+  at a time: a ring of the examples in flight, so that an example that entered and did
+  not leave before the next one entered is known skipped; the first is kept for
+  `compat_input.first_skipped_record`, and each is logged as it is found.
 """
 
 import dataclasses
 import re
 import sys
+from typing import Any
 from typing import Optional
 
+import numpy as np
 import tensorflow as tf
 from tensorflow.python.client import session as session_lib
 
 tf1 = tf.compat.v1
 
-# More than the examples a pipeline can have in flight (parallel calls times a block).
-_RING = 4096
+# Examples in flight under "skip" (one at a time): far fewer than this.
+_RING = 64
+# Files and blocks of records kept: more than a pipeline reads ahead of the program.
 _FILES = 16
+_BLOCKS = 16
 
 _COUNTED = " (counted from 0 since the pipeline started)"
 
@@ -66,14 +70,12 @@ def describe(origin: str, kind: Optional[str], ordinal: int) -> str:
 
 
 class ExampleLog:
-    """The examples of one stream in flight: see the module docstring."""
+    """The examples of one stream in flight, under bad_records="skip"."""
 
-    def __init__(self, kind: Optional[str], skipping: bool, block: int = 1):
+    def __init__(self, kind: Optional[str]):
         from compat_input._src import pipeline as pipeline_lib  # Cycle: pipelines hold logs.
 
         self.kind = kind
-        self.skipping = skipping
-        self.block = block  # Examples that enter the graph together (a vectorized block).
         with tf1.name_scope("origins"):
             self._origins = _variable(tf.fill([_RING], ""), "origins")
             self._entered = _variable(tf.fill([_RING], tf.constant(-1, tf.int64)), "entered")
@@ -92,8 +94,7 @@ class ExampleLog:
     def enter(self, ordinals: tf.Tensor, origins: tf.Tensor) -> tf.Operation:
         """Logs examples (a scalar or a block) as they enter the per-example graph."""
         slots = ordinals % _RING
-        checks = [self._note_skipped(ordinals)] if self.skipping else []
-        with tf.control_dependencies(checks):
+        with tf.control_dependencies([self._note_skipped(ordinals)]):
             return tf.group(
                 tf.raw_ops.ResourceScatterUpdate(
                     resource=self._origins.handle, indices=slots, updates=origins
@@ -142,36 +143,15 @@ class ExampleLog:
 
         return tf.cond(failed, note, lambda: tf.constant(False)).op
 
-    def failing(self, values, message: str, reported: set) -> Optional[str]:
-        """The origin of the oldest example that entered and never left, from `snapshot`.
-
-        Under a vectorized map a whole block enters and fails together; the op's own
-        "record N" then says which example of the block it was, when the op says it.
-        """
+    def last_failed(self, values) -> Optional[str]:
+        """The origin of the oldest example that entered and never left, from `snapshot`."""
         entered, left, origins = values
         stuck = sorted(
             (int(came), origin.decode("utf-8", "replace"))
             for came, went, origin in zip(entered, left, origins)
-            if came >= 0 and came != went and int(came) not in reported
+            if came >= 0 and came != went
         )
-        if not stuck:
-            return None
-        first = stuck[0][0]
-        block = [s for s in stuck if s[0] < first - first % self.block + self.block]
-        if len(block) == 1 or self.block == 1:
-            reported.add(first)
-            return describe(stuck[0][1], self.kind, first)
-        index = re.search(r"\bin record (\d+)\b", message)
-        if index and int(index.group(1)) < len(block):
-            ordinal, origin = block[int(index.group(1))]
-            reported.update(o for o, _ in block)
-            return describe(origin, self.kind, ordinal)
-        reported.update(o for o, _ in block)
-        return (
-            f"one of the {len(block)} examples decoded together, from "
-            f"{describe(block[0][1], self.kind, block[0][0])} to "
-            f"{describe(block[-1][1], self.kind, block[-1][0])}"
-        )
+        return describe(stuck[0][1], self.kind, stuck[0][0]) if stuck else None
 
 
 class OpenedFiles:
@@ -226,34 +206,163 @@ def _same_failure(replayed: str, original: str) -> bool:
     return False
 
 
+class RecentRecords:
+    """The keys of the last records a reader produced, logged a block at a time."""
+
+    def __init__(self, block: int):
+        from compat_input._src import pipeline as pipeline_lib
+
+        self._block = block
+        with tf1.name_scope("recent_records"):
+            self._keys = _variable(tf.fill([_BLOCKS, block], ""), "keys")
+            self._count = _variable(tf.constant(0, tf.int64), "blocks")
+            self.snapshot = (self._count.read_value(), self._keys.read_value())
+        pipeline_lib.needs_initialization([self._keys, self._count])
+
+    def log(self, keys: tf.Tensor) -> tf.Operation:
+        """Logs up to `block` keys; a longer vector (a whole file at once) logs its last ones."""
+        keys = keys[-self._block :]
+        one = tf.constant(1, tf.int64)
+        with tf.control_dependencies(
+            [tf.raw_ops.AssignAddVariableOp(resource=self._count.handle, value=one)]
+        ):
+            # Two blocks logged at once may share a row; then one of them is not named.
+            row = (self._count.read_value() - 1) % _BLOCKS
+        padded = tf.pad(keys, [[0, self._block - tf.size(keys)]], constant_values="")
+        return tf.raw_ops.ResourceScatterUpdate(
+            resource=self._keys.handle,
+            indices=tf.reshape(row, [1]),
+            updates=tf.reshape(padded, [1, self._block]),
+        )
+
+    def keys(self, values) -> list:
+        """`(position, key)` of the logged records, oldest first; positions never repeat."""
+        count, rows = values
+        count = int(count)
+        return [
+            (number * self._block + i, key.decode("utf-8", "replace"))
+            for number in range(max(0, count - _BLOCKS), count)
+            for i, key in enumerate(rows[number % _BLOCKS])
+            if key
+        ]
+
+
+class Probe:
+    """Runs one list's per-example graph on given source elements, one at a time.
+
+    Made at the first error, in the program's graph (its variables and tables are the
+    ones the examples need) and run in the session that raised it.
+    """
+
+    def __init__(self, examples, specs: list):
+        graph = tf1.get_default_graph()
+        finalized = graph.finalized
+        if finalized:
+            graph._unsafe_unfinalize()  # No public way to add the probe after finalize().
+        try:
+            with graph.control_dependencies(None), tf1.name_scope("compat_input_probe"):
+                self._feeds = [
+                    tf1.placeholder(spec.dtype, tf.TensorShape([None]).concatenate(spec.shape))
+                    for spec in specs
+                ]
+
+                def passed(ordinal, *element):
+                    # Returned, not control dependencies: those on stateless ops are pruned.
+                    outputs = tf.nest.flatten(examples(element), expand_composites=True)
+                    return (ordinal,) + tuple(outputs)
+
+                dataset = (
+                    tf.data.Dataset.from_tensor_slices(tuple(self._feeds))
+                    .enumerate()
+                    .map(lambda ordinal, element: passed(ordinal, *element))
+                    .apply(tf.data.experimental.ignore_errors())
+                    .map(lambda ordinal, *outputs: ordinal)
+                    .batch(4096)
+                )
+                iterator = tf1.data.make_initializable_iterator(dataset)
+                self._init = iterator.initializer
+                self._passed = iterator.get_next()
+        finally:
+            if finalized:
+                graph.finalize()
+
+    def failing(self, run, sess, columns: list) -> list:
+        """Indices of the elements (given as columns) whose per-example graph fails."""
+        run(sess, self._init, dict(zip(self._feeds, columns)))
+        passed: set = set()
+        try:
+            while True:
+                passed.update(run(sess, self._passed).tolist())
+        except tf.errors.OutOfRangeError:
+            pass
+        return [i for i in range(len(columns[0])) if i not in passed]
+
+
+@dataclasses.dataclass
+class Suspect:
+    """One input list of a batcher: its per-example graph and the source it reads."""
+
+    examples: Any  # element -> examples
+    source: Any  # pipeline.Source
+    probe: Optional[Probe] = None
+
+    def candidates(self, run, sess) -> Optional[tuple]:
+        """`(positions, origins, columns)` of the recent source elements, oldest first."""
+        source = self.source
+        reader = source.reader
+        if reader is not None:
+            logged = reader.recent.keys(run(sess, reader.recent.snapshot))
+            values = reader.reread([key for _, key in logged])
+            logged = [(p, k) for p, k in logged if k in values]
+            if not logged:
+                return None
+            keys = [k for _, k in logged]
+            columns = [np.array(keys, object), np.array([values[k] for k in keys], object)]
+            return [p for p, _ in logged], keys, columns
+        if source.items:
+            items = list(source.items)
+            return list(range(len(items))), items, [np.array(items, object)]
+        return None
+
+    def first_failing(self, run, sess, reported: set) -> Optional[str]:
+        """The oldest recent element that fails and was not named in an earlier error."""
+        found = self.candidates(run, sess)
+        if found is None:
+            return None
+        positions, origins, columns = found
+        if self.probe is None:
+            with sess.graph.as_default():
+                specs = tf.nest.flatten(self.source.dataset.element_spec)
+                self.probe = Probe(self.examples, specs)
+        for index in self.probe.failing(run, sess, columns):
+            if (id(self.source), positions[index]) not in reported:
+                reported.add((id(self.source), positions[index]))
+                return describe(origins[index], self.source.key_kind, index)
+        return None
+
+
 @dataclasses.dataclass
 class Origins:
-    """What one pipeline can tell about a failure: its example logs and its readers."""
+    """What one pipeline can tell about a failure: its input lists and its readers."""
 
-    logs: list = dataclasses.field(default_factory=list)
-    files: list = dataclasses.field(default_factory=list)
-    # Ordinals already named in an error, so an error caught and run past is not named
-    # again for the next one.
+    suspects: list = dataclasses.field(default_factory=list)
+    readers: list = dataclasses.field(default_factory=list)
+    logs: list = dataclasses.field(default_factory=list)  # Under bad_records="skip".
+    # Records named in earlier errors: a program that catches an error and goes on gets
+    # the next bad record named next.
     reported: set = dataclasses.field(default_factory=set)
 
-    def fetches(self) -> list:
-        return [log.snapshot for log in self.logs] + [f.snapshot for f in self.files]
-
-    def explain(self, values: list, error: tf.errors.OpError) -> Optional[str]:
-        message = error.message
-        logs, files = values[: len(self.logs)], values[len(self.logs) :]
+    def explain(self, run, sess, error: tf.errors.OpError) -> Optional[str]:
         # Errors inside the per-example graph come from ops under this name scope; others
         # (a corrupted file) come from the reading, where no example exists yet.
-        if EXAMPLE_SCOPE in message:
-            found = [log.failing(v, message, self.reported) for log, v in zip(self.logs, logs)]
-            found = [f for f in found if f]
-            if len(found) == 1:
-                return f"failed on the example read from {found[0]}"
-            if found:
-                return f"failed on the example read from one of {', '.join(found)}"
+        if EXAMPLE_SCOPE in error.message:
+            for suspect in self.suspects:
+                found = suspect.first_failing(run, sess, self.reported)
+                if found:
+                    return f"failed on the example read from {found}"
             return None
-        for f, v in zip(self.files, files):
-            path = f.culprit(v, error)
+        for reader in self.readers:
+            path = reader.opened.culprit(run(sess, reader.opened.snapshot), error)
             if path:
                 return f"failed reading {path}"
         return None
@@ -291,12 +400,10 @@ def _locate(sess, fetches, error: tf.errors.OpError, run) -> Optional[tf.errors.
     if len(pipelines) != 1:
         return None
     pipeline = pipelines[0]
-    origins = pipeline.origins
     try:
-        values = run(sess, origins.fetches())
-    except (tf.errors.OpError, RuntimeError):
-        return None  # A closed session, uninitialized logs: the error stays as it was.
-    where = origins.explain(values, error)
+        where = pipeline.origins.explain(run, sess, error)
+    except (tf.errors.OpError, RuntimeError, ValueError):
+        return None  # A closed session, state never initialized: the error stays as it was.
     if where is None:
         return None
     message = f"compat_input pipeline '{pipeline.name}' {where}:\n{error.message}"

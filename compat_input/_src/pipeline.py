@@ -152,9 +152,11 @@ class Source:
     serializable: bool = True
     # The captured per-example ops inside `dataset`, for the checks above.
     ops: tuple = ()
-    # Readers: what the number in their keys means (see origins.describe); files opened.
+    # Readers: what the number in their keys means (see origins.describe), and the reader.
     key_kind: Optional[str] = None
-    files: Optional[origins_lib.OpenedFiles] = None
+    reader: Any = None
+    # A producer's work items, when the program gave them as Python values.
+    items: Optional[list] = None
 
     def register(self, tensors: list[tf.Tensor]) -> None:
         state = graph_state(tensors[0].graph)
@@ -166,8 +168,8 @@ class Source:
         if self.pipeline is None:
             self.pipeline = Pipeline(self.dataset, self.name, self.serializable, self.ops)
             self.pipeline.source = self
-            if self.files is not None:
-                self.pipeline.origins = origins_lib.Origins(files=[self.files])
+            if self.reader is not None:
+                self.pipeline.origins = origins_lib.Origins(readers=[self.reader])
         return self.pipeline
 
     def element_tensors(self, name: Optional[str] = None) -> list[tf.Tensor]:

@@ -294,6 +294,7 @@ def string_input_producer(
         constant = tf.get_static_value(string_tensor)
         if constant is not None:
             queue.items = [v.decode() if isinstance(v, bytes) else str(v) for v in constant.ravel()]
+            queue.source.items = queue.items
         return queue
 
 

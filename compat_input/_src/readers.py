@@ -61,13 +61,14 @@ class ReaderBase:
                 use_resource=True,
                 name="work_units_completed",
             )
-            self._open = origins.OpenedFiles(self._replay)
+            self.opened = origins.OpenedFiles(self._replay)
+            self.recent = origins.RecentRecords(_BLOCK)
         pipeline_lib.needs_initialization([self._produced, self._completed])
 
     # -- what subclasses define -------------------------------------------------------------
 
     def _records(self, work: tf.Tensor, bump) -> tf.data.Dataset:
-        """The `(key, value)` records of one work item; run `bump(n)` as n records pass."""
+        """The `(key, value)` records of one work item; run `bump(keys)` as records pass."""
         raise NotImplementedError
 
     def _legacy_reader(self):
@@ -92,12 +93,16 @@ class ReaderBase:
         until its last record passes, so that a reading error can name it.
         """
         produced, completed = self._produced.handle, self._completed.handle
-        with tf.control_dependencies([self._open.opened(index, work)]):
+        with tf.control_dependencies([self.opened.opened(index, work)]):
             work = tf.identity(work)
 
-        def bump(count=1):
-            value = tf.cast(count, tf.int64)
-            return tf.raw_ops.AssignAddVariableOp(resource=produced, value=value)
+        def bump(keys):
+            # Counted, and logged for error messages (origins.py), a block at a time.
+            count = tf.size(keys, out_type=tf.int64)
+            return tf.group(
+                tf.raw_ops.AssignAddVariableOp(resource=produced, value=count),
+                self.recent.log(tf.reshape(keys, [-1])),
+            )
 
         def finish(key, value):
             # Reached once the file's records are exhausted; counts it, yields nothing.
@@ -127,14 +132,14 @@ class ReaderBase:
                 records=records,
                 finite=work.finite,
                 key_kind=self._key_kind,
-                files=self._open,
+                reader=self,
             )
         return self._sources[key]
 
     def _replay(self, path: str):
         """Reads `path` alone, in a graph of its own; the error it raises, or None."""
         with tf.Graph().as_default():
-            records = self._records(tf.constant(path), lambda count=1: tf.no_op())
+            records = self._records(tf.constant(path), lambda keys: tf.no_op())
             element = tf1.data.make_one_shot_iterator(records).get_next()
             with tf1.Session() as sess:
                 try:
@@ -144,6 +149,29 @@ class ReaderBase:
                     return None
                 except tf.errors.OpError as error:
                     return error
+
+    def reread(self, keys: list) -> dict:
+        """The values of the records with these legacy keys, read again from their files."""
+        wanted = set(keys)
+        found: dict = {}
+        paths = list(dict.fromkeys(self._work_item(k) for k in keys))
+        for path in paths:
+            with tf.Graph().as_default():
+                records = self._records(tf.constant(path), lambda keys: tf.no_op())
+                element = tf1.data.make_one_shot_iterator(records.batch(4096)).get_next()
+                with tf1.Session() as sess:
+                    try:
+                        while True:
+                            for key, value in zip(*sess.run(element)):
+                                key = key.decode("utf-8", "replace")
+                                if key in wanted:
+                                    found[key] = value
+                    except tf.errors.OpError:
+                        pass  # The end of the file, or the rest cannot be read.
+        return found
+
+    def _work_item(self, key: str) -> str:
+        return key.rpartition(":")[0] if self._key_kind else key
 
     def _check_files(self, queue) -> None:
         """Errors at build time, where legacy failed later in a runner thread."""
@@ -224,9 +252,9 @@ class TextLineReader(ReaderBase):
         def block(index, lines):
             # Keys for a whole block at once: a step per line costs tens of microseconds.
             count = tf.size(lines, out_type=tf.int64)
-            numbers = skip + index * _BLOCK + 1 + tf.range(count)
-            with tf.control_dependencies([bump(count)]):
-                return _key(work, numbers), tf.identity(lines)
+            keys = _key(work, skip + index * _BLOCK + 1 + tf.range(count))
+            with tf.control_dependencies([bump(keys)]):
+                return tf.identity(keys), tf.identity(lines)
 
         lines = tf.data.TextLineDataset(work).skip(skip).batch(_BLOCK)
         return lines.enumerate().map(block).unbatch()
@@ -270,9 +298,9 @@ class TFRecordReader(ReaderBase):
         def block(start, records):
             # Each record takes 8 (length) + 4 (crc) + data + 4 (crc) bytes of the stream.
             sizes = tf.cast(tf.strings.length(records), tf.int64) + 16
-            offsets = start + tf.cumsum(sizes, exclusive=True)
-            with tf.control_dependencies([bump(tf.size(records))]):
-                keys = _key(work, offsets)
+            keys = _key(work, start + tf.cumsum(sizes, exclusive=True))
+            with tf.control_dependencies([bump(keys)]):
+                keys = tf.identity(keys)
             return start + tf.reduce_sum(sizes), (keys, records)
 
         return records.batch(_BLOCK).scan(tf.constant(0, tf.int64), block).unbatch()
@@ -353,8 +381,9 @@ class FixedLengthRecordReader(ReaderBase):
         values = tf.strings.substr(
             content, starts, tf.fill(tf.shape(starts), tf.constant(self._record_bytes, tf.int64))
         )
-        with tf.control_dependencies([bump(count)]):
-            keys = _key(work, tf.range(count, dtype=tf.int64))
+        keys = _key(work, tf.range(count, dtype=tf.int64))
+        with tf.control_dependencies([bump(keys)]):
+            keys = tf.identity(keys)
         return tf.data.Dataset.from_tensor_slices((keys, values))
 
     def _streamed(self, work, bump):
@@ -364,8 +393,9 @@ class FixedLengthRecordReader(ReaderBase):
 
         def block(index, values):
             count = tf.size(values, out_type=tf.int64)
-            with tf.control_dependencies([bump(count)]):
-                return _key(work, index * _BLOCK + tf.range(count)), tf.identity(values)
+            keys = _key(work, index * _BLOCK + tf.range(count))
+            with tf.control_dependencies([bump(keys)]):
+                return tf.identity(keys), tf.identity(values)
 
         return records.enumerate().map(block).unbatch()
 
@@ -378,7 +408,7 @@ class WholeFileReader(ReaderBase):
     supports_serialize = True
 
     def _records(self, work, bump):
-        with tf.control_dependencies([bump()]):
+        with tf.control_dependencies([bump(work)]):
             return tf.data.Dataset.from_tensors((tf.identity(work), tf.io.read_file(work)))
 
 
@@ -391,6 +421,6 @@ class IdentityReader(ReaderBase):
     supports_serialize = True
 
     def _records(self, work, bump):
-        with tf.control_dependencies([bump()]):
+        with tf.control_dependencies([bump(work)]):
             work = tf.identity(work)
         return tf.data.Dataset.from_tensors((work, work))
