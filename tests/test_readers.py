@@ -116,6 +116,35 @@ def test_missing_files_are_named_at_build_time(tmp_path):
             compat_input.TextLineReader().read(queue)
 
 
+def test_a_directory_given_as_a_file_is_named_at_build_time(tmp_path):
+    (tmp_path / "shards").mkdir()
+    with tf.Graph().as_default():
+        queue = compat_input.string_input_producer([str(tmp_path / "shards")])
+        with pytest.raises(tf.errors.FailedPreconditionError, match="shards.*is a directory"):
+            compat_input.TFRecordReader().read(queue)
+
+
+def test_an_unreadable_file_is_named_at_build_time(tmp_path, monkeypatch):
+    import os
+
+    f = write(str(tmp_path / "secret.csv"), "1,2\n")
+    if os.geteuid() != 0:
+        os.chmod(f, 0)
+    else:  # Root reads any file: make the file system refuse it instead.
+        real = tf.io.gfile.GFile
+
+        def refusing(path, mode="r"):
+            if path == f:
+                raise tf.errors.PermissionDeniedError(None, None, f"{path}; Permission denied")
+            return real(path, mode)
+
+        monkeypatch.setattr(tf.io.gfile, "GFile", refusing)
+    with tf.Graph().as_default():
+        queue = compat_input.string_input_producer([f])
+        with pytest.raises(tf.errors.PermissionDeniedError, match="secret.csv.*cannot be read"):
+            compat_input.TextLineReader().read(queue)
+
+
 def test_missing_file_named_at_run_time_raises_not_found(tmp_path):
     def build(api):
         missing = tf.stack([tf.strings.join([str(tmp_path), "/nope"])])

@@ -187,7 +187,27 @@ class ReaderBase:
                 f"{' ...' if len(missing) > 5 else ''}. Fix the paths or the glob.",
             )
         for path in queue.items:
+            self._check_readable(path, queue.name)
             self._check_file(path)
+
+    def _check_readable(self, path: str, queue_name: str) -> None:
+        if tf.io.gfile.isdir(path):
+            raise tf.errors.FailedPreconditionError(
+                None,
+                None,
+                f"{type(self).__name__}: {path}, given to '{queue_name}', is a directory, not "
+                "a file. Give the files in it (tf.io.gfile.glob(path + '/*')).",
+            )
+        try:
+            with tf.io.gfile.GFile(path, "rb") as f:
+                f.read(1)
+        except (tf.errors.PermissionDeniedError, PermissionError) as e:
+            raise tf.errors.PermissionDeniedError(
+                None,
+                None,
+                f"{type(self).__name__}: {path}, given to '{queue_name}', cannot be read: {e}. "
+                "Fix its permissions, or run as a user who may read it.",
+            ) from None
 
     def _check_file(self, path: str) -> None:
         del path  # Readers with file-format expectations override this.
