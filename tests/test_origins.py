@@ -83,6 +83,19 @@ def test_a_malformed_csv_line_is_named_by_file_and_line(tmp_path, threads):
     assert "Expect 2 fields but have 1" in compat.error_message
 
 
+def test_a_bad_line_is_named_when_the_input_is_shuffled(tmp_path):
+    files = csv_files(tmp_path)
+
+    def build(api):
+        queue = api.string_input_producer(files, num_epochs=1)
+        _, line = api.TextLineReader().read(queue)
+        return api.shuffle_batch(decode_pair(line), 16, 200, 100, num_threads=2)
+
+    compat = run_compat(build)
+    assert compat.error is tf.errors.InvalidArgumentError
+    assert f"failed on the example read from {files[1]}:177:" in compat.error_message
+
+
 def test_a_bad_example_in_a_tfrecord_file_is_named_by_its_byte_offset(tmp_path):
     records = [example(x=i) for i in range(40)]
     records[23] = b"not an Example proto"
