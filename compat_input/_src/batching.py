@@ -186,7 +186,7 @@ class _List:
         with tf.name_scope(origins.EXAMPLE_SCOPE):
             entering = []
             if log is not None:
-                entering.append(log.enter(ordinal, self.captured.origin(element)[0]))
+                entering.append(log.enter(ordinal, self.captured.origin(element)))
             if self.entered is not None:
                 # Counted before the graph runs, so an example that fails is counted too.
                 one = tf.constant(1, tf.int64)
@@ -277,6 +277,13 @@ def _log(item: _List, skipping: bool, logs: list) -> Optional[origins.ExampleLog
     return log
 
 
+def _map_examples(dataset: tf.data.Dataset, examples, log, parallel) -> tf.data.Dataset:
+    """`examples(element, ordinal)` over `dataset`; elements are numbered only for a log."""
+    if log is None:
+        return dataset.map(lambda *element: examples(element, None), **parallel)
+    return dataset.enumerate().map(lambda i, *element: examples(element, i), **parallel)
+
+
 def _combine(lists: list, what: str, parallel, logs: list) -> tf.data.Dataset:
     """The examples of every list in one stream; the example logs made go into `logs`."""
     skipping = lists[0].entered is not None
@@ -298,12 +305,12 @@ def _combine(lists: list, what: str, parallel, logs: list) -> tf.data.Dataset:
                 .unbatch()
             )
         log = _log(only, skipping, logs)
-        if log is None:
-            return only.captured.source_dataset.map(
-                lambda *element: only.examples(element), **parallel
-            )
-        numbered = only.captured.source_dataset.enumerate()
-        return numbered.map(lambda i, *element: only.examples(element, i, log), **parallel)
+        return _map_examples(
+            only.captured.source_dataset,
+            lambda element, i: only.examples(element, i, log),
+            log,
+            parallel,
+        )
     sources = [tuple(id(s) for s in item.captured.sources) for item in lists]
     if sources[0] and all(s == sources[0] for s in sources):
         # One shared stream (one reader, or one producer): its elements go to the lists in
@@ -330,9 +337,10 @@ def _combine(lists: list, what: str, parallel, logs: list) -> tf.data.Dataset:
         )
         log = _log(lists[0], skipping, logs)
         turn = _in_turn(lists, log)
-        if log is None:
-            return interleaved.map(lambda k, *record: turn(None, k, *record), **parallel)
-        return interleaved.enumerate().map(lambda i, inner: turn(i, *inner), **parallel)
+        # Elements are `(file index, key, value)`, nested one deeper when numbered.
+        return _map_examples(
+            interleaved, lambda element, i: turn(i, *tf.nest.flatten(element)), log, parallel
+        )
     seen: set = set()
     for s in singles:
         ids = {id(x) for x in s}
@@ -346,16 +354,14 @@ def _combine(lists: list, what: str, parallel, logs: list) -> tf.data.Dataset:
     datasets = []
     for item in lists:
         log = _log(item, skipping, logs)
-        if log is None:
-            mapped = item.captured.source_dataset.map(
-                lambda *element, item=item: item.examples(element), **parallel
+        datasets.append(
+            _map_examples(
+                item.captured.source_dataset,
+                lambda element, i, item=item, log=log: item.examples(element, i, log),
+                log,
+                parallel,
             )
-        else:
-            mapped = item.captured.source_dataset.enumerate().map(
-                lambda i, *element, item=item, log=log: item.examples(element, i, log),
-                **parallel,
-            )
-        datasets.append(mapped)
+        )
     return tf.data.Dataset.choose_from_datasets(
         datasets, tf.data.Dataset.range(len(datasets)).repeat(), stop_on_empty_dataset=False
     )
@@ -363,14 +369,10 @@ def _combine(lists: list, what: str, parallel, logs: list) -> tf.data.Dataset:
 
 def _skip_counters() -> tuple:
     """Counters of examples entering the per-example graph and getting through it."""
-    counters = tuple(
-        tf1.Variable(
-            tf.constant(0, tf.int64), trainable=False, collections=[], use_resource=True, name=name
-        )
+    return tuple(
+        pipeline_lib.state_variable(tf.constant(0, tf.int64), name)
         for name in ("entered_examples", "passed_examples")
     )
-    pipeline_lib.needs_initialization(list(counters))
-    return counters
 
 
 def _skipping(dataset: tf.data.Dataset, passed: tf.Variable) -> tf.data.Dataset:

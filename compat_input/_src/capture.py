@@ -22,6 +22,7 @@ What prototyping taught (design.md), each handled below:
 import dataclasses
 from collections.abc import Callable
 from typing import Any
+from typing import Optional
 
 import tensorflow as tf
 from tensorflow.core.framework import graph_pb2
@@ -76,33 +77,29 @@ class Captured:
     def __call__(self, element: Any) -> list:
         return self.fn(*self.flat_args(element))
 
-    def origin_kind(self):
-        """What the number in `origin`'s result means (see origins.describe), for messages."""
-        for source in self.sources:
-            for spec in tf.nest.flatten(source.dataset.element_spec):
-                if isinstance(spec, tf.TensorSpec) and spec.dtype == tf.string:
-                    if spec.shape.rank == 0:
-                        return source.key_kind
-        return None
-
-    def origin(self, element: Any, block: bool = False) -> tuple:
-        """Where `element` came from, for error messages, and what its number means.
-
-        The first string a source yields: a reader's key, or a work item (a file name).
-        With `block`, `element` is a block of elements and the result one origin each.
-        """
-        rank = 1 if block else 0
-        flat = self.flat_args(element)
+    def _origin_slot(self) -> tuple:
+        """`(flat index, key kind)` of the first scalar string a source yields, or Nones."""
         offset = 0
         for source in self.sources:
-            count = len(tf.nest.flatten(source.dataset.element_spec))
-            for value in flat[offset : offset + count]:
-                if value.dtype == tf.string and value.shape.rank == rank:
-                    return value, source.key_kind
-            offset += count
-        if block:
-            return tf.fill(tf.shape(flat[0])[:1] if flat else [0], ""), None
-        return tf.constant(""), None
+            specs = tf.nest.flatten(source.dataset.element_spec)
+            for index, spec in enumerate(specs):
+                if isinstance(spec, tf.TensorSpec) and spec.dtype == tf.string:
+                    if spec.shape.rank == 0:
+                        return offset + index, source.key_kind
+            offset += len(specs)
+        return None, None
+
+    def origin_kind(self) -> Optional[str]:
+        """What the number in `origin`'s result means (see origins.describe), for messages."""
+        return self._origin_slot()[1]
+
+    def origin(self, element: Any) -> tf.Tensor:
+        """Where `element` came from, for error messages.
+
+        A reader's key, a work item (a file name), or "" when the sources yield no string.
+        """
+        index = self._origin_slot()[0]
+        return tf.constant("") if index is None else self.flat_args(element)[index]
 
 
 def _where(op: tf.Operation) -> str:

@@ -44,13 +44,9 @@ _COUNTED = " (counted from 0 since the pipeline started)"
 
 
 def _variable(value, name: str) -> tf.Variable:
-    return tf1.Variable(
-        value,
-        trainable=False,
-        collections=[],
-        use_resource=True,
-        name=name,
-    )
+    from compat_input._src import pipeline as pipeline_lib  # Cycle: pipelines hold origins.
+
+    return pipeline_lib.state_variable(value, name)
 
 
 def describe(origin: str, kind: Optional[str], ordinal: int) -> str:
@@ -73,8 +69,6 @@ class ExampleLog:
     """The examples of one stream in flight, under bad_records="skip"."""
 
     def __init__(self, kind: Optional[str]):
-        from compat_input._src import pipeline as pipeline_lib  # Cycle: pipelines hold logs.
-
         self.kind = kind
         with tf1.name_scope("origins"):
             self._origins = _variable(tf.fill([_RING], ""), "origins")
@@ -87,12 +81,9 @@ class ExampleLog:
                 self._origins.read_value(),
             )
             self.first_skipped = self._first_skipped.read_value()
-        pipeline_lib.needs_initialization(
-            [self._origins, self._entered, self._left, self._first_skipped]
-        )
 
     def enter(self, ordinals: tf.Tensor, origins: tf.Tensor) -> tf.Operation:
-        """Logs examples (a scalar or a block) as they enter the per-example graph."""
+        """Logs an example as it enters the per-example graph."""
         slots = ordinals % _RING
         with tf.control_dependencies([self._note_skipped(ordinals)]):
             return tf.group(
@@ -163,14 +154,11 @@ class OpenedFiles:
     """
 
     def __init__(self, replay):
-        from compat_input._src import pipeline as pipeline_lib
-
         self._replay = replay  # path -> the OpError reading it raises, or None
         with tf1.name_scope("opened_files"):
             self._names = _variable(tf.fill([_FILES], ""), "names")
             self._order = _variable(tf.fill([_FILES], tf.constant(-1, tf.int64)), "order")
             self.snapshot = (self._order.read_value(), self._names.read_value())
-        pipeline_lib.needs_initialization([self._names, self._order])
 
     def opened(self, index: tf.Tensor, work: tf.Tensor) -> tf.Operation:
         slot = index % _FILES
@@ -210,14 +198,11 @@ class RecentRecords:
     """The keys of the last records a reader produced, logged a block at a time."""
 
     def __init__(self, block: int):
-        from compat_input._src import pipeline as pipeline_lib
-
         self._block = block
         with tf1.name_scope("recent_records"):
             self._keys = _variable(tf.fill([_BLOCKS, block], ""), "keys")
             self._count = _variable(tf.constant(0, tf.int64), "blocks")
             self.snapshot = (self._count.read_value(), self._keys.read_value())
-        pipeline_lib.needs_initialization([self._keys, self._count])
 
     def log(self, keys: tf.Tensor) -> tf.Operation:
         """Logs up to `block` keys; a longer vector (a whole file at once) logs its last ones."""
@@ -324,9 +309,16 @@ class Suspect:
             return list(range(len(items))), items, [np.array(items, object)]
         return None
 
-    def first_failing(self, run, sess, reported: set) -> Optional[str]:
-        """The oldest recent element that fails and was not named in an earlier error."""
-        found = self.candidates(run, sess)
+    def first_failing(self, run, sess, reported: set, read: dict) -> Optional[str]:
+        """The oldest recent element that fails and was not named in an earlier error.
+
+        `read` holds the candidates already read for a source, by its id: lists that
+        share one stream (a `_join`) read its records again only once.
+        """
+        key = id(self.source)
+        if key not in read:
+            read[key] = self.candidates(run, sess)
+        found = read[key]
         if found is None:
             return None
         positions, origins, columns = found
@@ -356,8 +348,9 @@ class Origins:
         # Errors inside the per-example graph come from ops under this name scope; others
         # (a corrupted file) come from the reading, where no example exists yet.
         if EXAMPLE_SCOPE in error.message:
+            read: dict = {}
             for suspect in self.suspects:
-                found = suspect.first_failing(run, sess, self.reported)
+                found = suspect.first_failing(run, sess, self.reported, read)
                 if found:
                     return f"failed on the example read from {found}"
             return None

@@ -199,15 +199,25 @@ def needs_initialization(variables: list) -> None:
     _ensure_runner(variables[0].graph)
 
 
+def state_variable(value, name: str) -> tf.Variable:
+    """A resource variable in no collection, initialized by us at start in each session.
+
+    Pipeline state (counters, logs) must not be touched by the program's initializers,
+    savers or `ready_op`, as a legacy queue's internal state was not.
+    """
+    variable = tf1.Variable(value, trainable=False, collections=[], use_resource=True, name=name)
+    needs_initialization([variable])
+    return variable
+
+
 def self_initializing(dataset: tf.data.Dataset, graph: tf.Graph) -> tf.data.Dataset:
     """`dataset`, first initializing the state variables of `graph` that are not yet.
 
     For a Dataset handed to the user's own iterator, which nothing of ours starts.
     """
-    with graph.as_default():
-        state = graph_state(graph)
-        with state.lock:
-            variables = list(state.state_variables)
+    state = graph_state(graph)
+    with state.lock:
+        variables = list(state.state_variables)
     if not variables:
         return dataset
 

@@ -31,14 +31,14 @@ class InputQueue:
         self._shape = tf.TensorShape(shape)
         self._capacity = capacity
         self._name = name
-        # The work items when the program gave them as Python values, for build-time checks.
-        self.items: Optional[list] = None
 
     source = property(lambda self: self._source)
     name = property(lambda self: self._name)
     dtypes = property(lambda self: [self._dtype])
     shapes = property(lambda self: [self._shape])
     names = property(lambda self: None)
+    # The work items when the program gave them as Python values, for build-time checks.
+    items = property(lambda self: self._source.items)
 
     def dequeue(self, name: Optional[str] = None) -> tf.Tensor:
         return self._source.element_tensors(name=name)[0]
@@ -293,8 +293,9 @@ def string_input_producer(
         )
         constant = tf.get_static_value(string_tensor)
         if constant is not None:
-            queue.items = [v.decode() if isinstance(v, bytes) else str(v) for v in constant.ravel()]
-            queue.source.items = queue.items
+            queue.source.items = [
+                v.decode() if isinstance(v, bytes) else str(v) for v in constant.ravel()
+            ]
         return queue
 
 

@@ -10,6 +10,7 @@ TensorFlow's own reader ops, which still work in graph mode.
 """
 
 import logging
+from typing import Optional
 
 import tensorflow as tf
 
@@ -47,23 +48,11 @@ class ReaderBase:
         with tf1.name_scope(name, self._default_name) as scope:
             self._scope = scope
             # Counters live in no collection, like a legacy reader's internal state.
-            self._produced = tf1.Variable(
-                tf.constant(0, tf.int64),
-                trainable=False,
-                collections=[],
-                use_resource=True,
-                name="records_produced",
-            )
-            self._completed = tf1.Variable(
-                tf.constant(0, tf.int64),
-                trainable=False,
-                collections=[],
-                use_resource=True,
-                name="work_units_completed",
-            )
+            zero = tf.constant(0, tf.int64)
+            self._produced = pipeline_lib.state_variable(zero, "records_produced")
+            self._completed = pipeline_lib.state_variable(zero, "work_units_completed")
             self.opened = origins.OpenedFiles(self._replay)
             self.recent = origins.RecentRecords(_BLOCK)
-        pipeline_lib.needs_initialization([self._produced, self._completed])
 
     # -- what subclasses define -------------------------------------------------------------
 
@@ -89,8 +78,8 @@ class ReaderBase:
         """The records of `work`, the `index`-th work item, counted as they pass.
 
         Records are counted inside the reader's own per-record (or per-file) step: a map
-        of its own would cost tens of microseconds per record. The file is noted open
-        until its last record passes, so that a reading error can name it.
+        of its own would cost tens of microseconds per record. The file is noted as opened
+        and the keys logged (origins.py), so that an error can name its file and record.
         """
         produced, completed = self._produced.handle, self._completed.handle
         with tf.control_dependencies([self.opened.opened(index, work)]):
@@ -136,38 +125,43 @@ class ReaderBase:
             )
         return self._sources[key]
 
-    def _replay(self, path: str):
-        """Reads `path` alone, in a graph of its own; the error it raises, or None."""
+    def _read_alone(self, path: str, take) -> Optional[tf.errors.OpError]:
+        """Reads `path` in a graph of its own, passing `take` each block of `(keys, values)`.
+
+        Returns the error reading it raised, or None when it read to the end. Nothing of the
+        program's graph is touched: no counters, no logs.
+        """
         with tf.Graph().as_default():
             records = self._records(tf.constant(path), lambda keys: tf.no_op())
-            element = tf1.data.make_one_shot_iterator(records).get_next()
+            element = tf1.data.make_one_shot_iterator(records.batch(_BLOCK)).get_next()
             with tf1.Session() as sess:
                 try:
                     while True:
-                        sess.run(element)
+                        take(*sess.run(element))
                 except tf.errors.OutOfRangeError:
                     return None
                 except tf.errors.OpError as error:
                     return error
 
+    def _replay(self, path: str) -> Optional[tf.errors.OpError]:
+        return self._read_alone(path, lambda keys, values: None)
+
     def reread(self, keys: list) -> dict:
-        """The values of the records with these legacy keys, read again from their files."""
+        """The values of the records with these legacy keys, read again from their files.
+
+        Records a file no longer yields (it changed, or cannot be read) are left out.
+        """
         wanted = set(keys)
         found: dict = {}
-        paths = list(dict.fromkeys(self._work_item(k) for k in keys))
-        for path in paths:
-            with tf.Graph().as_default():
-                records = self._records(tf.constant(path), lambda keys: tf.no_op())
-                element = tf1.data.make_one_shot_iterator(records.batch(4096)).get_next()
-                with tf1.Session() as sess:
-                    try:
-                        while True:
-                            for key, value in zip(*sess.run(element)):
-                                key = key.decode("utf-8", "replace")
-                                if key in wanted:
-                                    found[key] = value
-                    except tf.errors.OpError:
-                        pass  # The end of the file, or the rest cannot be read.
+
+        def take(block_keys, values):
+            for key, value in zip(block_keys, values):
+                key = key.decode("utf-8", "replace")
+                if key in wanted:
+                    found[key] = value
+
+        for path in dict.fromkeys(self._work_item(k) for k in keys):
+            self._read_alone(path, take)
         return found
 
     def _work_item(self, key: str) -> str:
@@ -187,10 +181,10 @@ class ReaderBase:
                 f"{' ...' if len(missing) > 5 else ''}. Fix the paths or the glob.",
             )
         for path in queue.items:
-            self._check_readable(path, queue.name)
-            self._check_file(path)
+            self._check_file(path, self._first_bytes(path, queue.name))
 
-    def _check_readable(self, path: str, queue_name: str) -> None:
+    def _first_bytes(self, path: str, queue_name: str) -> bytes:
+        """The file's first two bytes (a format's magic), read to prove it can be read."""
         if tf.io.gfile.isdir(path):
             raise tf.errors.FailedPreconditionError(
                 None,
@@ -200,7 +194,7 @@ class ReaderBase:
             )
         try:
             with tf.io.gfile.GFile(path, "rb") as f:
-                f.read(1)
+                return f.read(2)
         except (tf.errors.PermissionDeniedError, PermissionError) as e:
             raise tf.errors.PermissionDeniedError(
                 None,
@@ -209,8 +203,8 @@ class ReaderBase:
                 "Fix its permissions, or run as a user who may read it.",
             ) from None
 
-    def _check_file(self, path: str) -> None:
-        del path  # Readers with file-format expectations override this.
+    def _check_file(self, path: str, head: bytes) -> None:
+        del path, head  # Readers with file-format expectations override this.
 
     def read(self, queue, name=None):
         """Returns `(key, value)` of the next record; each run reads one record."""
@@ -299,12 +293,10 @@ class TFRecordReader(ReaderBase):
     def _legacy_kwargs(self):
         return {"name": self._name, "options": self._options}
 
-    def _check_file(self, path):
+    def _check_file(self, path, head):
         if self._compression:
             return
-        with tf.io.gfile.GFile(path, "rb") as f:
-            magic = f.read(2)
-        if magic == b"\x1f\x8b":
+        if head == b"\x1f\x8b":
             raise tf.errors.DataLossError(
                 None,
                 None,
@@ -369,7 +361,8 @@ class FixedLengthRecordReader(ReaderBase):
             "encoding": self._encoding or None,
         }
 
-    def _check_file(self, path):
+    def _check_file(self, path, head):
+        del head
         if self._encoding:
             return
         body = tf.io.gfile.stat(path).length - self._header - self._footer
