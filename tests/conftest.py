@@ -4,7 +4,18 @@ import sys
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 sys.path.insert(0, os.path.dirname(__file__))
 
+import pytest  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 tf.compat.v1.disable_eager_execution()
 tf.get_logger().setLevel("ERROR")
+
+
+@pytest.fixture
+def skip_bad_records():
+    """Pipelines built in the test use bad_records="skip"; the default comes back after."""
+    import compat_input
+
+    compat_input.configure(bad_records="skip")
+    yield
+    compat_input.configure(bad_records="raise")

@@ -228,26 +228,24 @@ def test_errors_of_code_outside_pipelines_are_left_as_they_were():
 
 
 @pytest.mark.parametrize("bad_lines", [[3, 7], [9]])
-def test_skip_policy_names_the_first_skipped_record_and_logs_each(tmp_path, capfd, bad_lines):
+def test_skip_policy_names_the_first_skipped_record_and_logs_each(
+    tmp_path, capfd, bad_lines, skip_bad_records
+):
     lines = [f"{i},{i}\n" for i in range(10)]
     for n in bad_lines:
         lines[n] = "oops\n"
     f = write(str(tmp_path / "bad.csv"), "".join(lines))
-    compat_input.configure(bad_records="skip")
-    try:
-        with tf.Graph().as_default():
-            queue = compat_input.string_input_producer([f], num_epochs=1, shuffle=False)
-            _, line = compat_input.TextLineReader().read(queue)
-            batch = compat_input.batch(decode_pair(line), 1)
-            with tf1.Session() as sess:
-                compat_input.start_queue_runners(sess)
-                with pytest.raises(tf.errors.OutOfRangeError):
-                    while True:
-                        sess.run(batch)
-                count = compat_input.skipped_records(sess, batch)
-                first = compat_input.first_skipped_record(sess, batch)
-    finally:
-        compat_input.configure(bad_records="raise")
+    with tf.Graph().as_default():
+        queue = compat_input.string_input_producer([f], num_epochs=1, shuffle=False)
+        _, line = compat_input.TextLineReader().read(queue)
+        batch = compat_input.batch(decode_pair(line), 1)
+        with tf1.Session() as sess:
+            compat_input.start_queue_runners(sess)
+            with pytest.raises(tf.errors.OutOfRangeError):
+                while True:
+                    sess.run(batch)
+            count = compat_input.skipped_records(sess, batch)
+            first = compat_input.first_skipped_record(sess, batch)
     assert count == len(bad_lines)
     assert first == f"{f}:{bad_lines[0] + 1}"
     # Each skipped record is logged when the next one shows it was skipped.
@@ -257,20 +255,16 @@ def test_skip_policy_names_the_first_skipped_record_and_logs_each(tmp_path, capf
             assert f"compat_input: skipped a bad record: {f}:{n + 1}" in logged
 
 
-def test_first_skipped_record_is_none_when_nothing_was_skipped(tmp_path):
+def test_first_skipped_record_is_none_when_nothing_was_skipped(tmp_path, skip_bad_records):
     f = write(str(tmp_path / "good.csv"), "1,2\n3,4\n")
-    compat_input.configure(bad_records="skip")
-    try:
-        with tf.Graph().as_default():
-            queue = compat_input.string_input_producer([f], num_epochs=1, shuffle=False)
-            batch = compat_input.batch(decode_pair(compat_input.TextLineReader().read(queue)[1]), 1)
-            with tf1.Session() as sess:
-                compat_input.start_queue_runners(sess)
-                sess.run(batch)
-                sess.run(batch)
-                assert compat_input.first_skipped_record(sess, batch) is None
-    finally:
-        compat_input.configure(bad_records="raise")
+    with tf.Graph().as_default():
+        queue = compat_input.string_input_producer([f], num_epochs=1, shuffle=False)
+        batch = compat_input.batch(decode_pair(compat_input.TextLineReader().read(queue)[1]), 1)
+        with tf1.Session() as sess:
+            compat_input.start_queue_runners(sess)
+            sess.run(batch)
+            sess.run(batch)
+            assert compat_input.first_skipped_record(sess, batch) is None
 
 
 def test_first_skipped_record_refuses_pipelines_built_without_the_skip_policy():

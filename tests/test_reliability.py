@@ -155,26 +155,22 @@ def test_shuffle_batch_delivers_the_legacy_multiset_for_random_configurations(
     assert_same_multiset(build)
 
 
-def test_skip_policy_drops_bad_records_counts_them_and_goes_on(tmp_path):
+def test_skip_policy_drops_bad_records_counts_them_and_goes_on(tmp_path, skip_bad_records):
     f = write(str(tmp_path / "bad.csv"), "1,2\n3,4\n5,6,7\nx,9\n8,9\n")
-    compat_input.configure(bad_records="skip")
-    try:
-        with tf.Graph().as_default():
-            queue = compat_input.string_input_producer([f], num_epochs=1, shuffle=False)
-            _, line = compat_input.TextLineReader().read(queue)
-            a, b = tf1.decode_csv(line, [[0], [0]])
-            batch = compat_input.batch([a, b], 1)
-            got = []
-            with tf1.Session() as sess:
-                compat_input.start_queue_runners(sess)
-                try:
-                    while True:
-                        got.append(sess.run(batch)[0].tolist())
-                except tf.errors.OutOfRangeError:
-                    pass
-                skipped = compat_input.skipped_records(sess, batch)
-    finally:
-        compat_input.configure(bad_records="raise")
+    with tf.Graph().as_default():
+        queue = compat_input.string_input_producer([f], num_epochs=1, shuffle=False)
+        _, line = compat_input.TextLineReader().read(queue)
+        a, b = tf1.decode_csv(line, [[0], [0]])
+        batch = compat_input.batch([a, b], 1)
+        got = []
+        with tf1.Session() as sess:
+            compat_input.start_queue_runners(sess)
+            try:
+                while True:
+                    got.append(sess.run(batch)[0].tolist())
+            except tf.errors.OutOfRangeError:
+                pass
+            skipped = compat_input.skipped_records(sess, batch)
     assert got == [[1], [3], [8]] and skipped == 2
 
 
