@@ -95,7 +95,7 @@ def run_scenario(
         tf1.set_random_seed(None)
         fetches = build(api)
         structure = describe(fetches)
-        init = [tf1.global_variables_initializer()]
+        init = [tf1.global_variables_initializer(), tf1.tables_initializer()]
         if init_local:
             init.append(tf1.local_variables_initializer())
         config = tf1.ConfigProto(operation_timeout_in_ms=timeout_ms)

@@ -23,6 +23,7 @@ from compat_input._src import capture as capture_lib
 from compat_input._src import errors
 from compat_input._src import origins
 from compat_input._src import pipeline as pipeline_lib
+from compat_input._src import vectorize
 from compat_input._src.options import options
 
 tf1 = tf.compat.v1
@@ -174,7 +175,11 @@ class _List:
         ]
         if not specs or not all(isinstance(s, tf.TensorSpec) for s in specs):
             return False
-        return not any(op.op_def.is_stateful and op.type != "Assert" for op in self.captured.ops)
+        if not all(s.is_fully_defined() for s in self.shapes):
+            return False  # Examples of several shapes (dynamic_pad) do not stack into blocks.
+        # Checks stay checks; unseeded random ops draw for each example of a block, as they
+        # drew for each example before. Other state would see one call per block.
+        return all(capture_lib.per_example_safe(op) for op in self.captured.ops)
 
     def examples(self, element, ordinal=None, log=None) -> tuple:
         """The element's values, shaped, with a scalar keep_input as a trailing column.
@@ -230,9 +235,6 @@ def _capture_list(tensors: list, keep, what: str, shapes: list, enqueue_many: bo
         targets.append(keep)
     captured = capture_lib.capture(targets, what)
     return _List(tensors, captured, True if keep is False else keep, shapes, enqueue_many)
-
-
-_VECTOR_BLOCK = 128
 
 
 def _options() -> tf.data.Options:
@@ -291,26 +293,7 @@ def _combine(lists: list, what: str, parallel, logs: list) -> tf.data.Dataset:
         only = lists[0]
         if only.passthrough():
             return only.captured.source_dataset
-        if parallel and only.vectorizable():
-            # One vectorized call per block instead of a function call per example (10x on
-            # decode_csv). Only with num_threads > 1, where legacy delivery before an
-            # error already depended on thread timing: a bad record fails its block.
-            def block_examples(*block):
-                with tf.name_scope(origins.EXAMPLE_SCOPE):
-                    return tf.vectorized_map(only.examples, tuple(block))
-
-            return (
-                only.captured.source_dataset.batch(_VECTOR_BLOCK)
-                .map(block_examples, **parallel)
-                .unbatch()
-            )
-        log = _log(only, skipping, logs)
-        return _map_examples(
-            only.captured.source_dataset,
-            lambda element, i: only.examples(element, i, log),
-            log,
-            parallel,
-        )
+        return _examples_of(only, only.captured.source_dataset, parallel, skipping, logs)
     sources = [tuple(id(s) for s in item.captured.sources) for item in lists]
     if sources[0] and all(s == sources[0] for s in sources):
         # One shared stream (one reader, or one producer): its elements go to the lists in
@@ -329,15 +312,25 @@ def _combine(lists: list, what: str, parallel, logs: list) -> tf.data.Dataset:
         records = singles[0][0].records
         count = len(lists)
         files = work.dataset.enumerate()
+        # Elements are `(file index, key, value)`; file k goes to list k % count.
         interleaved = files.interleave(
             lambda k, item: records(k, item).map(lambda *r: (k,) + tuple(r)),
             cycle_length=count,
             block_length=1,
             deterministic=True,
         )
+        if parallel and all(item.vectorizable() for item in lists):
+            blocks = vectorize.map_blocks(
+                interleaved,
+                [lambda e, item=item: item.examples(e[1:]) for item in lists],
+                parallel,
+                which=lambda e: e[0] % count,
+            )
+            if blocks is not None:
+                return blocks
         log = _log(lists[0], skipping, logs)
         turn = _in_turn(lists, log)
-        # Elements are `(file index, key, value)`, nested one deeper when numbered.
+        # Numbered for a log: nested one deeper.
         return _map_examples(
             interleaved, lambda element, i: turn(i, *tf.nest.flatten(element)), log, parallel
         )
@@ -351,17 +344,28 @@ def _combine(lists: list, what: str, parallel, logs: list) -> tf.data.Dataset:
                 "independent inputs."
             )
         seen |= ids
-    datasets = []
-    for item in lists:
-        log = _log(item, skipping, logs)
-        datasets.append(
-            _map_examples(
-                item.captured.source_dataset,
-                lambda element, i, item=item, log=log: item.examples(element, i, log),
-                log,
-                parallel,
-            )
-        )
+    return _take_turns(
+        [
+            _examples_of(item, item.captured.source_dataset, parallel, skipping, logs)
+            for item in lists
+        ]
+    )
+
+
+def _examples_of(item: _List, elements, parallel, skipping: bool, logs: list):
+    """The examples of one list made from its source's `elements`."""
+    if parallel and item.vectorizable():
+        # A block at a time (vectorize.py). Only with num_threads > 1, where legacy delivery
+        # before an error already depended on thread timing: a bad record fails its block.
+        blocks = vectorize.map_blocks(elements, [item.examples], parallel)
+        if blocks is not None:
+            return blocks
+    log = _log(item, skipping, logs)
+    return _map_examples(elements, lambda element, i: item.examples(element, i, log), log, parallel)
+
+
+def _take_turns(datasets: list) -> tf.data.Dataset:
+    """One example of each dataset in turn; an exhausted one drops out."""
     return tf.data.Dataset.choose_from_datasets(
         datasets, tf.data.Dataset.range(len(datasets)).repeat(), stop_on_empty_dataset=False
     )

@@ -8,7 +8,10 @@ reader outputs, earlier batches), keep exactly the ops in between, and re-import
 
 What prototyping taught (design.md), each handled below:
 - prune at the sources, or the import pulls the source's own iterator in and runs it again;
-- copy the function library (cond_v2 `If`, while_v2, defuns live there);
+- bring the functions along (cond_v2 `If`, while_v2, defuns live there): the program's own
+  function objects are added to the map's graph before the import, not copied through the
+  GraphDef library, which would import them again as bare definitions that
+  `tf.vectorized_map` cannot see into;
 - strip `device` and `_class`: map functions run on the CPU and colocation fails the import;
 - resources (variables, tables, queues) stay outside and are passed in by reference;
   importing them would make fresh, uninitialized copies. A ref variable is read through
@@ -265,6 +268,9 @@ def capture(targets: list, what: str) -> Captured:
     boundary_names = list(walk.boundary)
     arg_name = {name: f"{_ARG_PREFIX}{k}" for k, name in enumerate(boundary_names)}
     graph_def = _pruned_graph_def(graph, walk, arg_name)
+    functions = (
+        list(graph._functions.values()) if _calls_functions(graph, walk.ops.values()) else []
+    )
 
     def fn(*flat_args):
         input_map = {}
@@ -281,6 +287,10 @@ def capture(targets: list, what: str) -> Captured:
         direct = [input_map.get(t.name) for t in targets]
         if all(d is not None for d in direct):
             return direct
+        here = tf1.get_default_graph()
+        for function in functions:
+            if not here._is_function(function.name):
+                here._add_function(function)
         imported = tf.graph_util.import_graph_def(
             graph_def,
             input_map={f"{arg_name[n]}:0": v for n, v in input_map.items()},
@@ -306,7 +316,9 @@ def capture(targets: list, what: str) -> Captured:
 
 # Stateful ops that stay correct when elements are mapped in parallel: checks, logging, and
 # random ops without a seed, whose draws were never reproducible in the first place.
-_ORDER_FREE = frozenset({"Assert", "Print", "PrintV2", "ReadVariableOp"})
+# Lookups in tables (vocabularies) read what was initialized before the input ran.
+_READS_TABLES = frozenset({"LookupTableFindV2", "LookupTableSizeV2"})
+_ORDER_FREE = frozenset({"Assert", "Print", "PrintV2", "ReadVariableOp"}) | _READS_TABLES
 _RANDOM = frozenset(
     {
         "RandomUniform",
@@ -322,6 +334,13 @@ _RANDOM = frozenset(
         "SampleDistortedBoundingBoxV2",
     }
 )
+
+
+def per_example_safe(op: tf.Operation) -> bool:
+    """Whether `op` means the same run once per example or once over a block of them."""
+    if not op.op_def.is_stateful or op.type == "Assert" or op.type in _READS_TABLES:
+        return True
+    return op.type in _RANDOM and not (op.get_attr("seed") or op.get_attr("seed2"))
 
 
 def _order_sensitive(op: tf.Operation) -> bool:
@@ -346,9 +365,6 @@ def _calls_functions(graph: tf.Graph, ops) -> bool:
 def _pruned_graph_def(graph: tf.Graph, walk: _Walk, arg_name: dict) -> graph_pb2.GraphDef:
     graph_def = graph_pb2.GraphDef()
     graph_def.versions.CopyFrom(graph.graph_def_versions)
-    if _calls_functions(graph, walk.ops.values()):
-        # Only then pay for serializing the whole graph (tf.data adds a function per map).
-        graph_def.library.CopyFrom(graph.as_graph_def().library)
     for name in walk.boundary:
         dtype = graph.get_tensor_by_name(name).dtype.base_dtype
         node = graph_def.node.add(name=arg_name[name], op="Placeholder")

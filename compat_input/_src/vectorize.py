@@ -1,0 +1,243 @@
+"""Mapping the per-example graph over blocks of examples at once.
+
+tf.data calls a map function once per element, and each call costs microseconds before the
+first op runs. `tf.vectorized_map` (pfor) rewrites the per-example graph into one graph
+over a block, so that cost and every kernel launch are paid once per block (10x on
+decode_csv, 3x on an image pipeline). batching.py decides where this is provably the same
+as one example at a time; this module does the rewriting and never settles for less than
+the per-example map: a graph that pfor cannot convert op for op is not vectorized at all
+(pfor's own fallback, a while loop over the block, is slower than a parallel map).
+
+Converters are added to pfor's registry while our own graphs are converted, and the
+registry is put back as it was afterwards:
+
+- DecodeRaw, which pfor lacks (every CIFAR- or MNIST-style reader uses it). One call over a
+  block needs strings of one length; a block whose strings differ is decoded from a
+  stand-in of one length and then thrown away for the example-at-a-time result, so a
+  program that decodes records of several lengths gets what it got before.
+- Slice with a per-example `begin` (what `random_crop` makes). pfor gathers every
+  coordinate of the result with one gather_nd, which made the crop cost more than the whole
+  rest of an image pipeline; gathering one axis at a time is 3x faster.
+- string ops that work element by element (string_to_number, regex_replace, hashing,
+  ...) and table lookups, which pfor lacks: one call on the whole block.
+"""
+
+import contextlib
+import threading
+from collections.abc import Callable
+from typing import Optional
+
+import tensorflow as tf
+
+from compat_input._src import origins
+
+try:  # Private to TensorFlow: without it, vectorizing goes on with pfor's own converters.
+    from tensorflow.python.ops.parallel_for import pfor as _pfor
+except ImportError:  # pragma: no cover
+    _pfor = None
+
+BLOCK = 128
+
+_lock = threading.Lock()
+_local = threading.local()
+
+
+def _decode_raw(pfor_input):
+    strings = pfor_input.stacked_input(0)
+    lengths = tf.reshape(tf.strings.length(strings), [-1])
+    uniform = tf.logical_or(
+        tf.equal(tf.size(lengths), 0),
+        tf.equal(tf.reduce_min(lengths), tf.reduce_max(lengths)),
+    )
+    uniforms = getattr(_local, "uniforms", None)
+    if uniforms is None:
+        # Someone else's vectorized_map while ours runs: no stand-in, a clear error.
+        check = tf.debugging.Assert(uniform, ["decode_raw: strings of different lengths"])
+        with tf.control_dependencies([check]):
+            strings = tf.identity(strings)
+    else:
+        uniforms.append(uniform)
+        first = tf.reshape(strings, [-1])[:1]
+        strings = tf.cond(
+            uniform,
+            lambda: strings,
+            lambda: tf.reshape(tf.tile(first, [tf.size(strings)]), tf.shape(strings)),
+        )
+    decoded = tf.io.decode_raw(
+        strings,
+        pfor_input.get_attr("out_type"),
+        little_endian=pfor_input.get_attr("little_endian"),
+    )
+    return _pfor.wrap(decoded, True)
+
+
+def _slice(pfor_input, original):
+    value, value_stacked, _ = pfor_input.input(0)
+    begin, begin_stacked, _ = pfor_input.input(1)
+    _, size_stacked, _ = pfor_input.input(2)
+    size = None if size_stacked else tf.get_static_value(pfor_input.unstacked_input(2))
+    if not begin_stacked or size is None or (size < 0).any():
+        return original(pfor_input)
+    if not value_stacked:  # One value cut at each example's own place.
+        value = tf.repeat(value[None], pfor_input.pfor.loop_len_vector[0], axis=0)
+    checks = []
+    for axis, length in enumerate(size.tolist()):
+        if value.shape.rank is not None and value.shape[axis + 1] == length:
+            # The whole axis: only `begin` 0 is valid, as for one example.
+            checks.append(
+                tf.debugging.assert_equal(
+                    begin[:, axis],
+                    tf.zeros_like(begin[:, axis]),
+                    message=f"Slice: begin of axis {axis} must be 0 for size {length}",
+                )
+            )
+            continue
+        # Out-of-range indices fail the gather, as they failed the slice.
+        indices = begin[:, axis : axis + 1] + tf.range(length, dtype=begin.dtype)[None, :]
+        value = tf.gather(value, indices, axis=axis + 1, batch_dims=1)
+    with tf.control_dependencies(checks):
+        value = tf.identity(value)
+    return _pfor.wrap(value, True)
+
+
+# Ops that work element by element on one input (index given), the others being
+# settings shared by every example: over a block they run once on the stacked input.
+# pfor has no converter for them; legacy input code uses them on every line it parses.
+_ELEMENTWISE = {
+    **dict.fromkeys(
+        [
+            "AsString",
+            "DecodeBase64",
+            "EncodeBase64",
+            "RegexFullMatch",
+            "RegexReplace",
+            "StaticRegexFullMatch",
+            "StaticRegexReplace",
+            "StringLength",
+            "StringLower",
+            "StringStrip",
+            "StringToHashBucket",
+            "StringToHashBucketFast",
+            "StringToHashBucketStrong",
+            "StringToNumber",
+            "StringUpper",
+        ],
+        0,
+    ),
+    "LookupTableFindV2": 1,  # (table, keys, default value)
+}
+
+
+def _elementwise(pfor_input):
+    elements = _ELEMENTWISE[pfor_input.op_type]
+    for index in range(len(pfor_input.inputs)):
+        if index != elements and pfor_input.input(index)[1]:
+            raise ValueError(f"{pfor_input.op_type}: input {index} differs between examples")
+    inputs = [pfor_input.input(i)[0] for i in range(len(pfor_input.inputs))]
+    inputs[elements] = pfor_input.stacked_input(elements)
+    op = pfor_input.op
+    outputs = _pfor._create_op(
+        op.type, inputs, [t.dtype for t in op.outputs], attrs=op.node_def.attr
+    ).outputs
+    return [_pfor.wrap(t, True) for t in outputs]
+
+
+@contextlib.contextmanager
+def _converters(uniforms: list):
+    if _pfor is None:
+        yield
+        return
+    registry = _pfor._pfor_converter_registry
+    logger = tf.get_logger()
+    with _lock:
+        # A graph pfor cannot convert is expected here (the per-example map takes over);
+        # pfor logs it at ERROR level with the whole op, which would alarm users.
+        level = logger.level
+        logger.setLevel("CRITICAL")
+        saved = {name: registry.get(name) for name in ("DecodeRaw", "Slice", *_ELEMENTWISE)}
+        for name in _ELEMENTWISE:
+            if saved[name] is None:
+                registry[name] = _elementwise
+        if saved["DecodeRaw"] is None:
+            registry["DecodeRaw"] = _decode_raw
+        if saved["Slice"] is not None:
+            registry["Slice"] = lambda pfor_input: _slice(pfor_input, saved["Slice"])
+        _local.uniforms = uniforms
+        try:
+            yield
+        finally:
+            _local.uniforms = None
+            logger.setLevel(level)
+            for name, converter in saved.items():
+                if converter is None:
+                    registry.pop(name, None)
+                else:
+                    registry[name] = converter
+
+
+class _NotVectorizable(Exception):
+    pass
+
+
+def map_blocks(
+    dataset: tf.data.Dataset,
+    branches: list,
+    parallel: dict,
+    which: Optional[Callable] = None,
+    block: int = BLOCK,
+) -> Optional[tf.data.Dataset]:
+    """Examples from `dataset`'s elements, a block at a time; None if pfor cannot convert.
+
+    Element `e` becomes the example `branches[which(e)](e)` (`branches[0](e)` without
+    `which`, which must work on a whole block at once). The result's elements are the
+    examples, in order. A block is split between branches here, not by a cond inside the
+    vectorized graph, so that every branch is vectorized in the block's own graph.
+    """
+
+    def one(element):
+        if which is None:
+            return branches[0](element)
+        return tf.switch_case(
+            tf.cast(which(element), tf.int32), [lambda b=b: b(element) for b in branches]
+        )
+
+    def block_examples(*elements):
+        uniforms: list = []
+        if which is None:
+            outputs = _vectorized(branches[0], elements, uniforms)
+        else:
+            size = tf.shape(elements[0])[0]
+            turns = tf.cast(which(elements), tf.int32)
+            places = tf.dynamic_partition(tf.range(size), turns, len(branches))
+            parts = [
+                _vectorized(b, tuple(tf.gather(e, at) for e in elements), uniforms)
+                for b, at in zip(branches, places)
+            ]
+            outputs = tuple(
+                tf.dynamic_stitch(places, [part[i] for part in parts]) for i in range(len(parts[0]))
+            )
+        if not uniforms:
+            return outputs
+        signature = tf.nest.map_structure(lambda t: tf.TensorSpec(t.shape[1:], t.dtype), outputs)
+        return tf.cond(
+            tf.reduce_all(tf.stack(uniforms)),
+            lambda: outputs,
+            # Records of several lengths in this block: one at a time, as before.
+            lambda: tf.map_fn(one, tuple(elements), fn_output_signature=signature),
+        )
+
+    try:
+        blocks = dataset.batch(block).map(block_examples, **parallel)
+    except Exception:  # pfor has no converter for some op: the per-example map is used.
+        return None
+    return blocks.unbatch()
+
+
+def _vectorized(examples: Callable, elements: tuple, uniforms: list) -> tuple:
+    with _converters(uniforms), tf.name_scope(origins.EXAMPLE_SCOPE):
+        outputs = tf.vectorized_map(examples, elements, fallback_to_while_loop=False, warn=False)
+    graph = tf.compat.v1.get_default_graph()
+    if any(u.graph is not graph for u in uniforms):
+        # Only the block's own graph can choose the example-at-a-time result.
+        raise _NotVectorizable("decode_raw inside a branch or a loop")
+    return tuple(outputs)
