@@ -295,3 +295,22 @@ def test_the_vectorized_and_the_per_example_path_give_the_same_examples(tmp_path
         rtol=1e-5,
         atol=1e-6,
     )
+
+
+def test_a_record_of_the_wrong_length_before_a_fixed_reshape_fails_and_is_named(tmp_path):
+    records = [bytes([k] * 4) for k in range(9)] + [b"\x01\x02\x03"]
+    f = write_tfrecords(str(tmp_path / "short.tfr"), records)
+
+    def build(api):
+        queue = api.string_input_producer([f], num_epochs=1, shuffle=False)
+        _, value = api.TFRecordReader().read(queue)
+        pixels = tf.reshape(tf.io.decode_raw(value, tf.uint8), [2, 2])
+        return api.batch([pixels], 10, num_threads=2)
+
+    assert _built_vectorized(build)
+    legacy, compat = differential(build)
+    assert compat.values == legacy.values == []
+    assert legacy.error is tf.errors.OutOfRangeError  # Legacy hid the reshape's error.
+    assert compat.error is tf.errors.InvalidArgumentError
+    offset = sum(len(r) + 16 for r in records[:-1])
+    assert f"short.tfr at byte offset {offset}" in compat.error_message

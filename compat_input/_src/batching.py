@@ -23,6 +23,7 @@ from compat_input._src import capture as capture_lib
 from compat_input._src import errors
 from compat_input._src import origins
 from compat_input._src import pipeline as pipeline_lib
+from compat_input._src import tracing
 from compat_input._src import vectorize
 from compat_input._src.options import options
 
@@ -412,6 +413,7 @@ def _batch_size_value(batch_size, what: str):
     return int(batch_size)
 
 
+@tracing.without_autograph
 def _build(
     tensors_list: list,
     structure_source,

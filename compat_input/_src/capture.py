@@ -33,6 +33,7 @@ from tensorflow.core.framework import node_def_pb2
 
 from compat_input._src import errors
 from compat_input._src import pipeline as pipeline_lib
+from compat_input._src import tracing
 
 tf1 = tf.compat.v1
 
@@ -119,6 +120,7 @@ def _is_ref(tensor: tf.Tensor) -> bool:
     return tensor.dtype._is_ref_dtype  # No public spelling in TF 2.
 
 
+@tracing.without_autograph
 def _queue_source(op: tf.Operation) -> pipeline_lib.Source:
     """A dequeue from a hand-built queue, served as a source that ends with the queue."""
     handle = op.inputs[0]

@@ -32,6 +32,8 @@ import numpy as np
 import tensorflow as tf
 from tensorflow.python.client import session as session_lib
 
+from compat_input._src import tracing
+
 tf1 = tf.compat.v1
 
 # Examples in flight under "skip" (one at a time): far fewer than this.
@@ -239,6 +241,7 @@ class Probe:
     ones the examples need) and run in the session that raised it.
     """
 
+    @tracing.without_autograph
     def __init__(self, examples, specs: list):
         graph = tf1.get_default_graph()
         finalized = graph.finalized

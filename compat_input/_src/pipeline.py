@@ -31,6 +31,7 @@ from tensorflow.python.framework import ops as _ops
 
 from compat_input._src import checkpoint
 from compat_input._src import origins as origins_lib
+from compat_input._src import tracing
 
 tf1 = tf.compat.v1
 
@@ -210,6 +211,7 @@ def state_variable(value, name: str) -> tf.Variable:
     return variable
 
 
+@tracing.without_autograph
 def self_initializing(dataset: tf.data.Dataset, graph: tf.Graph) -> tf.data.Dataset:
     """`dataset`, first initializing the state variables of `graph` that are not yet.
 

@@ -13,6 +13,7 @@ from typing import Optional
 import tensorflow as tf
 
 from compat_input._src import pipeline as pipeline_lib
+from compat_input._src import tracing
 
 tf1 = tf.compat.v1
 
@@ -119,6 +120,7 @@ def _epoch_counter(num_epochs: Optional[int]) -> Optional[tf.Variable]:
         )
 
 
+@tracing.without_autograph
 def epochs_dataset(
     tensor: tf.Tensor,
     num_epochs: Optional[int],

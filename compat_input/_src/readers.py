@@ -17,6 +17,7 @@ import tensorflow as tf
 from compat_input._src import origins
 from compat_input._src import pipeline as pipeline_lib
 from compat_input._src import producers
+from compat_input._src import tracing
 
 tf1 = tf.compat.v1
 logger = logging.getLogger("compat_input")
@@ -104,6 +105,7 @@ class ReaderBase:
         done = tf.data.Dataset.from_tensors((tf.constant(""), tf.constant(""))).filter(finish)
         return self._records(work, bump).concatenate(done)
 
+    @tracing.without_autograph
     def _source(self, queue, up_to=None) -> pipeline_lib.Source:
         key = (id(queue), up_to)
         if key not in self._sources:

@@ -12,7 +12,8 @@ Converters are added to pfor's registry while our own graphs are converted, and 
 registry is put back as it was afterwards:
 
 - DecodeRaw, which pfor lacks (every CIFAR- or MNIST-style reader uses it). One call over a
-  block needs strings of one length; a block whose strings differ is decoded from a
+  block needs strings of one length. Where the graph reshapes the bytes to a fixed shape,
+  any other length fails anyway; elsewhere a block whose strings differ is decoded from a
   stand-in of one length and then thrown away for the example-at-a-time result, so a
   program that decodes records of several lengths gets what it got before.
 - Slice with a per-example `begin` (what `random_crop` makes). pfor gathers every
@@ -42,8 +43,50 @@ _lock = threading.Lock()
 _local = threading.local()
 
 
+def _pinned(tensor: tf.Tensor) -> bool:
+    """Whether every example whose `tensor` (1-D) differs in length fails anyway.
+
+    True when `tensor`, or its tail from a fixed index, is reshaped to a fixed shape: the
+    CIFAR and image-bytes patterns. Every op of the per-example graph runs for every
+    example, so that reshape fails any other length, one example at a time or not.
+    """
+    if tensor.shape.rank != 1:
+        return False
+    for consumer in tensor.consumers():
+        if consumer.type in ("Cast", "Identity", "EnsureShape"):
+            if _pinned(consumer.outputs[0]):
+                return True
+        elif consumer.type == "Reshape" and consumer.inputs[0] is tensor:
+            shape = tf.get_static_value(consumer.inputs[1])
+            if shape is not None and (shape > 0).all():
+                return True
+        elif consumer.type == "StridedSlice" and consumer.inputs[0] is tensor:
+            # value[b:]: for lengths of at least b, one length out for each length in.
+            begin, end, strides = (tf.get_static_value(t) for t in consumer.inputs[1:])
+            masks = {
+                m: consumer.get_attr(m)
+                for m in ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask")
+            }
+            if (
+                begin is not None
+                and strides is not None
+                and strides.tolist() == [1]
+                and (begin.tolist()[0] >= 0 or masks["begin_mask"] & 1)
+                and masks["end_mask"] & 1
+                and not (masks["ellipsis_mask"] or masks["new_axis_mask"])
+                and not consumer.get_attr("shrink_axis_mask")
+                and _pinned(consumer.outputs[0])
+            ):
+                return True
+    return False
+
+
 def _decode_raw(pfor_input):
     strings = pfor_input.stacked_input(0)
+    decoded = pfor_input.op.outputs[0]
+    if _pinned(decoded):
+        # Strings of another length fail this graph anyway: no stand-in needed.
+        return _pfor.wrap(_decode(strings, pfor_input), True)
     lengths = tf.reshape(tf.strings.length(strings), [-1])
     uniform = tf.logical_or(
         tf.equal(tf.size(lengths), 0),
@@ -63,12 +106,15 @@ def _decode_raw(pfor_input):
             lambda: strings,
             lambda: tf.reshape(tf.tile(first, [tf.size(strings)]), tf.shape(strings)),
         )
-    decoded = tf.io.decode_raw(
+    return _pfor.wrap(_decode(strings, pfor_input), True)
+
+
+def _decode(strings: tf.Tensor, pfor_input) -> tf.Tensor:
+    return tf.io.decode_raw(
         strings,
         pfor_input.get_attr("out_type"),
         little_endian=pfor_input.get_attr("little_endian"),
     )
-    return _pfor.wrap(decoded, True)
 
 
 def _slice(pfor_input, original):
