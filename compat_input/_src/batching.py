@@ -182,6 +182,14 @@ class _List:
         # drew for each example before. Other state would see one call per block.
         return all(capture_lib.per_example_safe(op) for op in self.captured.ops)
 
+    def block_size(self) -> int:
+        """Examples per vectorized block (see vectorize.block_size)."""
+        dtypes = [t.dtype for t in self.tensors]
+        if self.keep is not True:
+            dtypes.append(tf.bool)
+        shapes = list(self.shapes) + ([tf.TensorShape([])] if self.keep is not True else [])
+        return vectorize.block_size(shapes, dtypes)
+
     def examples(self, element, ordinal=None, log=None) -> tuple:
         """The element's values, shaped, with a scalar keep_input as a trailing column.
 
@@ -326,6 +334,7 @@ def _combine(lists: list, what: str, parallel, logs: list) -> tf.data.Dataset:
                 [lambda e, item=item: item.examples(e[1:]) for item in lists],
                 parallel,
                 which=lambda e: e[0] % count,
+                block=lists[0].block_size(),
             )
             if blocks is not None:
                 return blocks
@@ -358,7 +367,7 @@ def _examples_of(item: _List, elements, parallel, skipping: bool, logs: list):
     if parallel and item.vectorizable():
         # A block at a time (vectorize.py). Only with num_threads > 1, where legacy delivery
         # before an error already depended on thread timing: a bad record fails its block.
-        blocks = vectorize.map_blocks(elements, [item.examples], parallel)
+        blocks = vectorize.map_blocks(elements, [item.examples], parallel, block=item.block_size())
         if blocks is not None:
             return blocks
     log = _log(item, skipping, logs)
@@ -480,6 +489,7 @@ def _build(
                 keep_column = False
         if enqueue_many:
             dataset = dataset.unbatch()
+        buffer = 0
         if shuffle is not None:
             min_after_dequeue, seed = shuffle
             buffer = capacity
@@ -493,8 +503,9 @@ def _build(
             dataset = dataset.batch(size, drop_remainder=drop)
         if keep_column:
             dataset = dataset.map(lambda *x: x[:-1])  # Once per batch, not per example.
-        # Legacy buffered at most `capacity` examples after the batcher; so do we.
-        ahead = max(1, capacity // size) if isinstance(size, int) else tf.data.AUTOTUNE
+        # Legacy held at most `capacity` examples in its queue; so do the shuffle buffer and
+        # the batches made ahead together.
+        ahead = max(1, (capacity - buffer) // size) if isinstance(size, int) else tf.data.AUTOTUNE
         dataset = dataset.prefetch(ahead).with_options(_OPTIONS)
 
         if shuffle is not None:

@@ -38,6 +38,10 @@ except ImportError:  # pragma: no cover
     _pfor = None
 
 BLOCK = 128
+# A block's values, per op, stay near this size: big examples (images) come fewer to a
+# block. Bigger blocks of them only held more memory: 30 MB more on the image benchmark for
+# 128 examples a block than for 32, at the same speed.
+_BLOCK_BYTES = 512 * 1024
 
 _lock = threading.Lock()
 _local = threading.local()
@@ -219,6 +223,18 @@ def _converters(uniforms: list):
                     registry.pop(name, None)
                 else:
                     registry[name] = converter
+
+
+def block_size(shapes: list, dtypes: list) -> int:
+    """Examples per block for examples of these (fully defined) shapes and types."""
+    size = sum(
+        max(1, shape.num_elements()) * (64 if dtype == tf.string else dtype.size)
+        for shape, dtype in zip(shapes, dtypes)
+    )
+    block = BLOCK
+    while block > 16 and block * size > _BLOCK_BYTES:
+        block //= 2
+    return block
 
 
 class _NotVectorizable(Exception):
