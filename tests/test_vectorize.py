@@ -314,3 +314,31 @@ def test_a_record_of_the_wrong_length_before_a_fixed_reshape_fails_and_is_named(
     assert compat.error is tf.errors.InvalidArgumentError
     offset = sum(len(r) + 16 for r in records[:-1])
     assert f"short.tfr at byte offset {offset}" in compat.error_message
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_functions_conds_and_loops_in_the_per_example_graph_match_legacy(threads):
+    @tf.function
+    def inner(x):
+        return tf.cond(tf.equal(x % 2, 0), lambda: x * 10, lambda: -x)
+
+    @tf.function
+    def outer(x):
+        return inner(x) + 1  # A function calling a function.
+
+    def build(api):
+        x = api.range_input_producer(12, num_epochs=1, shuffle=False).dequeue()
+        squares = tf.while_loop(lambda i, s: i < x, lambda i, s: (i + 1, s + i * i), [0, 0])[1]
+        return api.batch(
+            [x, outer(x), squares], 4, num_threads=threads, allow_smaller_final_batch=True
+        )
+
+    if threads == 1:
+        assert_same_multiset(build, component=0)
+    legacy, compat = differential(build)
+    assert compat.error == legacy.error
+
+    def rows(run):
+        return sorted(zip(*(flatten_examples(run.values, c) for c in range(3))), key=lambda r: r[0])
+
+    assert rows(compat) == rows(legacy) and len(rows(compat)) == 12

@@ -270,9 +270,7 @@ def capture(targets: list, what: str) -> Captured:
     boundary_names = list(walk.boundary)
     arg_name = {name: f"{_ARG_PREFIX}{k}" for k, name in enumerate(boundary_names)}
     graph_def = _pruned_graph_def(graph, walk, arg_name)
-    functions = (
-        list(graph._functions.values()) if _calls_functions(graph, walk.ops.values()) else []
-    )
+    functions = _functions_called(graph, [op.node_def for op in walk.ops.values()])
 
     def fn(*flat_args):
         input_map = {}
@@ -353,15 +351,28 @@ def _order_sensitive(op: tf.Operation) -> bool:
     return True
 
 
-def _calls_functions(graph: tf.Graph, ops) -> bool:
-    functions = set(graph._functions)
-    for op in ops:
-        if op.type in functions:
-            return True
-        for attr in op.node_def.attr.values():
-            if attr.HasField("func") or (attr.HasField("list") and attr.list.func):
-                return True
-    return False
+def _functions_called(graph: tf.Graph, nodes: list) -> list:
+    """The graph's functions that `nodes` call, directly or through other functions.
+
+    Only those: the graph also holds every tf.data function of every pipeline, which would
+    only weigh down each map function.
+    """
+    known = graph._functions
+    called: dict = {}
+    pending = list(nodes)
+    while pending:
+        node = pending.pop()
+        names = [node.op] if node.op in known else []
+        for attr in node.attr.values():
+            if attr.HasField("func"):
+                names.append(attr.func.name)
+            elif attr.HasField("list"):
+                names.extend(f.name for f in attr.list.func)
+        for name in names:
+            if name in known and name not in called:
+                called[name] = known[name]
+                pending.extend(called[name].definition.node_def)
+    return list(called.values())
 
 
 def _pruned_graph_def(graph: tf.Graph, walk: _Walk, arg_name: dict) -> graph_pb2.GraphDef:
