@@ -62,13 +62,18 @@ def _decode(serialized, size=6):
     return tf.cast(image, tf.float32), parsed["label"]
 
 
+def _read_images(api, files, num_epochs):
+    """`(image, label)` of the records of `files`, read in order by one TFRecordReader."""
+    queue = api.string_input_producer(files, num_epochs=num_epochs, shuffle=False)
+    _, serialized = api.TFRecordReader().read(queue)
+    return _decode(serialized)
+
+
 def test_an_image_pipeline_is_vectorized_and_gives_legacy_examples(tmp_path):
     files = _images(tmp_path)
 
     def build(api):
-        queue = api.string_input_producer(files, num_epochs=2, shuffle=False)
-        _, serialized = api.TFRecordReader().read(queue)
-        image, label = _decode(serialized)
+        image, label = _read_images(api, files, num_epochs=2)
         image = tf.image.per_image_standardization(tf.image.flip_left_right(image))
         return api.batch([image, label], 8, num_threads=2, allow_smaller_final_batch=True)
 
@@ -92,9 +97,7 @@ def test_random_crops_are_drawn_for_each_example_of_a_block(tmp_path):
     files = _images(tmp_path)
 
     def build(api):
-        queue = api.string_input_producer(files, num_epochs=1, shuffle=False)
-        _, serialized = api.TFRecordReader().read(queue)
-        image, label = _decode(serialized)
+        image, label = _read_images(api, files, num_epochs=1)
         crop = tf.image.random_flip_left_right(tf.image.random_crop(image, [3, 3, 3]))
         return api.batch([crop, label], 40, num_threads=2)
 
@@ -278,9 +281,7 @@ def test_the_vectorized_and_the_per_example_path_give_the_same_examples(tmp_path
     files = _images(tmp_path, count=20)
 
     def build(api):
-        queue = api.string_input_producer(files, num_epochs=1, shuffle=False)
-        _, serialized = api.TFRecordReader().read(queue)
-        image, label = _decode(serialized)
+        image, label = _read_images(api, files, num_epochs=1)
         return api.batch(
             [tf.image.per_image_standardization(image), label], 20, num_threads=threads
         )

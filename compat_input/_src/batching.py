@@ -184,10 +184,10 @@ class _List:
 
     def block_size(self) -> int:
         """Examples per vectorized block (see vectorize.block_size)."""
-        dtypes = [t.dtype for t in self.tensors]
-        if self.keep is not True:
+        shapes, dtypes = list(self.shapes), [t.dtype for t in self.tensors]
+        if self.keep is not True:  # The keep_input column.
+            shapes.append(tf.TensorShape([]))
             dtypes.append(tf.bool)
-        shapes = list(self.shapes) + ([tf.TensorShape([])] if self.keep is not True else [])
         return vectorize.block_size(shapes, dtypes)
 
     def examples(self, element, ordinal=None, log=None) -> tuple:

@@ -314,11 +314,12 @@ def capture(targets: list, what: str) -> Captured:
     )
 
 
-# Stateful ops that stay correct when elements are mapped in parallel: checks, logging, and
-# random ops without a seed, whose draws were never reproducible in the first place.
-# Lookups in tables (vocabularies) read what was initialized before the input ran.
-_READS_TABLES = frozenset({"LookupTableFindV2", "LookupTableSizeV2"})
-_ORDER_FREE = frozenset({"Assert", "Print", "PrintV2", "ReadVariableOp"}) | _READS_TABLES
+# Stateful ops that mean the same run once per example or once over a block of them: checks,
+# and lookups in tables (vocabularies), which read what was initialized before the input.
+_BLOCK_SAFE = frozenset({"Assert", "LookupTableFindV2", "LookupTableSizeV2"})
+# Stateful ops that stay correct when elements are mapped in parallel: those above, logging,
+# and variable reads. Random ops without a seed are both (see _unseeded_random).
+_ORDER_FREE = _BLOCK_SAFE | {"Print", "PrintV2", "ReadVariableOp"}
 _RANDOM = frozenset(
     {
         "RandomUniform",
@@ -336,19 +337,18 @@ _RANDOM = frozenset(
 )
 
 
-def per_example_safe(op: tf.Operation) -> bool:
-    """Whether `op` means the same run once per example or once over a block of them."""
-    if not op.op_def.is_stateful or op.type == "Assert" or op.type in _READS_TABLES:
-        return True
+def _unseeded_random(op: tf.Operation) -> bool:
+    """A random op without a seed: its draws were never reproducible in the first place."""
     return op.type in _RANDOM and not (op.get_attr("seed") or op.get_attr("seed2"))
 
 
+def per_example_safe(op: tf.Operation) -> bool:
+    """Whether `op` means the same run once per example or once over a block of them."""
+    return not op.op_def.is_stateful or op.type in _BLOCK_SAFE or _unseeded_random(op)
+
+
 def _order_sensitive(op: tf.Operation) -> bool:
-    if not op.op_def.is_stateful or op.type in _ORDER_FREE:
-        return False
-    if op.type in _RANDOM:
-        return bool(op.get_attr("seed") or op.get_attr("seed2"))
-    return True
+    return op.op_def.is_stateful and op.type not in _ORDER_FREE and not _unseeded_random(op)
 
 
 def _functions_called(graph: tf.Graph, nodes: list) -> list:
