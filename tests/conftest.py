@@ -19,3 +19,23 @@ def skip_bad_records():
     compat_input.configure(bad_records="skip")
     yield
     compat_input.configure(bad_records="raise")
+
+
+@pytest.fixture(autouse=True)
+def _nothing_installed_between_tests():
+    """A test that installs compat_input and fails midway must not leave it installed for
+    the next test's legacy run."""
+    yield
+    import compat_input
+
+    compat_input.uninstall()
+
+
+@pytest.fixture
+def installed():
+    """compat_input.install() for the test (errors that name their record need it)."""
+    import compat_input
+
+    compat_input.install()
+    yield
+    compat_input.uninstall()

@@ -89,7 +89,22 @@ def run_scenario(
     steps: int = 200,
     init_local: bool = True,
     timeout_ms: int = 20000,
+    install: bool = False,
 ) -> Run:
+    """Runs `build(api)` in a fresh graph and session until the input ends or `steps`.
+
+    `install=True` (compat_input only) runs it with `compat_input.install()` in force, for
+    what needs the hooks (errors that name their record); it is undone after.
+    """
+    if install:
+        assert api.name == "compat", "the oracle never runs with compat_input installed"
+        compat_input.install()
+        try:
+            return run_scenario(api, build, steps, init_local, timeout_ms)
+        finally:
+            compat_input.uninstall()
+    if api.name == "legacy":
+        assert_pristine()
     graph = tf.Graph()
     with graph.as_default():
         tf1.set_random_seed(None)
@@ -125,8 +140,18 @@ def run_scenario(
     return Run(values, error, message, structure, after)
 
 
-def differential(build: Callable, **kwargs) -> tuple:
-    return run_scenario(legacy_api(), build, **kwargs), run_scenario(compat_api(), build, **kwargs)
+def differential(build: Callable, install: bool = False, **kwargs) -> tuple:
+    """The scenario on legacy queues (no compat_input patch active), then on compat_input
+    (`install=True`: with `compat_input.install()` in force, see run_scenario)."""
+    legacy = run_scenario(legacy_api(), build, **kwargs)
+    return legacy, run_scenario(compat_api(), build, install=install, **kwargs)
+
+
+def assert_pristine() -> None:
+    """The oracle runs on TensorFlow as TensorFlow ships it: nothing of ours is installed."""
+    from compat_input._src import install
+
+    assert install.active_patches() == [], "compat_input is installed during a legacy run"
 
 
 def assert_same(build: Callable, **kwargs) -> Run:
@@ -139,25 +164,117 @@ def assert_same(build: Callable, **kwargs) -> Run:
     return compat
 
 
+def _rows(component: Any, structure: Any) -> list:
+    """One batched component split into its examples (rows)."""
+    if isinstance(component, tuple) and component[:1] == ("sparse",):
+        _, indices, values, dense_shape = component
+        rows: list = [[] for _ in range(dense_shape[0])]
+        for index, value in zip(indices, values):
+            rows[index[0]].append((tuple(index[1:]), value))
+        # A sparse row is its entries; the padded width is the batch's, not the example's.
+        return [("sparse", tuple(r)) for r in rows]
+    return list(component)
+
+
+def _components(step: Any, structure: Any) -> list:
+    if isinstance(structure, dict):
+        return [(step[k], structure[k]) for k in sorted(structure)]
+    if isinstance(structure, list):
+        return list(zip(step, structure))
+    return [(step, structure)]
+
+
+def examples(run: Run, batched: bool = True) -> list:
+    """Every example a run delivered, in order, all components of an example together.
+
+    `batched=False`: each step fetched one example (a dequeue, a producer's element).
+    """
+    if not batched:
+        return [repr(step) for step in run.values]
+    out = []
+    for step in run.values:
+        columns = [_rows(value, s) for value, s in _components(step, run.structure)]
+        sizes = {len(c) for c in columns}
+        assert len(sizes) == 1, f"components of one batch differ in size: {sizes}"
+        out.extend(repr(tuple(row)) for row in zip(*columns))
+    return out
+
+
+def batch_sizes(run: Run) -> list:
+    return [
+        len(_rows(*_components(step, run.structure)[0])) for step in run.values
+    ]
+
+
+def assert_same_examples(
+    build: Callable,
+    epoch_size: Optional[int] = None,
+    exact_sizes: bool = True,
+    batched: bool = True,
+    **kwargs,
+) -> tuple:
+    """Where legacy shuffles: the same whole examples, the same batches, the same end.
+
+    Examples are compared whole (an image with its label), as multisets over the run and,
+    with `epoch_size`, over each epoch of `epoch_size` consecutive examples. Batch sizes
+    step by step (full batches, then legacy's partial final one) and the error that ends
+    the run, and two runs after it, are compared exactly.
+    """
+    legacy, compat = differential(build, **kwargs)
+    assert compat.structure == legacy.structure
+    assert compat.error == legacy.error, (compat.error, compat.error_message)
+    assert compat.after_end == legacy.after_end
+    if exact_sizes and batched:
+        assert batch_sizes(compat) == batch_sizes(legacy)
+    got, want = examples(compat, batched), examples(legacy, batched)
+    assert len(got) == len(want)
+    assert collections.Counter(got) == collections.Counter(want)
+    if epoch_size:
+        for start in range(0, len(want), epoch_size):
+            assert collections.Counter(got[start : start + epoch_size]) == collections.Counter(
+                want[start : start + epoch_size]
+            ), f"epoch starting at example {start} differs"
+    return legacy, compat
+
+
+def assert_in_one_thread_order(
+    build: Callable, threads: int = 2, rtol: float = 0.0, atol: float = 0.0, **kwargs
+) -> tuple:
+    """compat_input with `threads` threads delivers exactly what legacy's one thread does.
+
+    Legacy with several threads delivered in an order set by thread timing; compat_input
+    keeps the order of one thread, which legacy with one thread shows exactly. `build(api,
+    threads)` makes the scenario. `rtol`/`atol`: floats computed over a block may differ
+    from one example at a time in the last bits, so they are compared that closely, every
+    example in its place.
+    """
+    legacy = run_scenario(legacy_api(), lambda api: build(api, 1), **kwargs)
+    compat = run_scenario(compat_api(), lambda api: build(api, threads), **kwargs)
+    assert compat.structure == legacy.structure
+    assert compat.error == legacy.error, (compat.error, compat.error_message)
+    assert compat.after_end == legacy.after_end
+    if not rtol and not atol:
+        assert compat.values == legacy.values
+    else:
+        assert len(compat.values) == len(legacy.values)
+        for got, want in zip(compat.values, legacy.values):
+            got, want = tf.nest.flatten(got), tf.nest.flatten(want)
+            assert len(got) == len(want)
+            for g, w in zip(got, want):
+                if isinstance(w, (bytes, str)):
+                    assert g == w
+                else:
+                    np.testing.assert_allclose(g, w, rtol=rtol, atol=atol)
+    return legacy, compat
+
+
 def flatten_examples(values: list, component: Optional[int] = None) -> list:
-    """All examples of a run's batches (component `component` of each step), in order."""
+    """All values of component `component` of a run's batches, in order."""
     out = []
     for step in values:
         part = step if component is None else step[component]
         out.extend(part if isinstance(part, list) else [part])
     return out
-
-
-def assert_same_multiset(build: Callable, component: Optional[int] = None, **kwargs) -> tuple:
-    """Same examples overall (order free), same structure, same end."""
-    legacy, compat = differential(build, **kwargs)
-    assert compat.structure == legacy.structure
-    key = repr
-    assert collections.Counter(
-        map(key, flatten_examples(compat.values, component))
-    ) == collections.Counter(map(key, flatten_examples(legacy.values, component)))
-    assert compat.error == legacy.error
-    return legacy, compat
 
 
 # -- data files ----------------------------------------------------------------------------

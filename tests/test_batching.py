@@ -5,10 +5,10 @@ import tensorflow as tf
 
 import compat_input
 from helpers import assert_same
-from helpers import assert_same_multiset
+from helpers import assert_same_examples
 from helpers import compat_api
 from helpers import differential
-from helpers import flatten_examples
+from helpers import examples
 from helpers import legacy_api
 from helpers import run_scenario
 from helpers import write
@@ -50,21 +50,23 @@ def test_per_example_ops_are_captured_between_reader_and_batch(tmp_path):
 
 @pytest.mark.parametrize("num_threads", [1, 3])
 def test_batch_of_a_producer_keeps_order(num_threads):
-    def build(api):
+    def build_with(api, threads):
         x = api.range_input_producer(10, num_epochs=1, shuffle=False).dequeue()
         return api.batch(
             [x * 10, tf.strings.as_string(x)],
             4,
-            num_threads=num_threads,
+            num_threads=threads,
             allow_smaller_final_batch=True,
         )
 
-    if num_threads == 1:
-        assert_same(build)
-    else:
-        assert_same_multiset(build, component=0)
-        compat = run_scenario(compat_api(), build)
-        assert compat.values[0][0] == [0, 10, 20, 30]  # Deterministic where legacy was not.
+    def build(api):
+        return build_with(api, num_threads)
+
+    assert_same_examples(build)
+    # Deterministic where legacy was not: with any number of threads, the order of legacy's
+    # one thread.
+    one_thread = run_scenario(legacy_api(), lambda api: build_with(api, 1))
+    assert run_scenario(compat_api(), build).values == one_thread.values
 
 
 def test_one_element_list_returns_a_bare_tensor_and_dict_returns_dict():
@@ -79,15 +81,18 @@ def test_one_element_list_returns_a_bare_tensor_and_dict_returns_dict():
 
 def test_output_names_follow_the_scope():
     names = []
-    for api in (compat_api(),):
+    for api in (legacy_api(), compat_api()):
         with tf.Graph().as_default():
             x = api.range_input_producer(6).dequeue()
-            names = [
-                api.batch([x, x], 2)[0].name,
-                api.batch([x], 2, name="mybatch").name,
-                api.shuffle_batch([x], 2, 10, 2).name,
-            ]
-    assert names == ["batch:0", "mybatch:0", "shuffle_batch:0"]
+            names.append(
+                [
+                    [t.name for t in api.batch([x, x], 2)],
+                    api.batch([x], 2, name="mybatch").name,
+                    api.shuffle_batch([x], 2, 10, 2).name,
+                    [t.name for t in api.batch_join([[x, x]], 2)],
+                ]
+            )
+    assert names[1] == names[0]
 
 
 def test_allow_smaller_final_batch_makes_the_batch_dimension_unknown():
@@ -163,25 +168,41 @@ def test_sparse_tensors_are_batched_with_legacy_dense_shapes():
     assert_same(build)
 
 
-def test_shuffle_batch_delivers_every_example_once():
+@pytest.mark.parametrize("allow_smaller", [True, False])
+def test_shuffle_batch_delivers_every_whole_example_once(allow_smaller):
+    # Without a smaller final batch, which examples stay in the queue is random: 2 x 55
+    # examples fill whole batches of 5.
+    count = 53 if allow_smaller else 55
+
     def build(api):
-        x = api.range_input_producer(50, num_epochs=2, shuffle=False).dequeue()
+        x = api.range_input_producer(count, num_epochs=2, shuffle=False).dequeue()
         return api.shuffle_batch(
-            [x], 5, capacity=30, min_after_dequeue=10, allow_smaller_final_batch=True
+            [x, tf.strings.as_string(x * 7)],
+            5,
+            capacity=30,
+            min_after_dequeue=10,
+            allow_smaller_final_batch=allow_smaller,
         )
 
-    assert_same_multiset(build)
+    assert_same_examples(build)
 
 
 def test_seeded_shuffle_batch_is_reproducible_even_with_threads():
-    def build(api):
+    def build_with(api, seed):
         x = api.range_input_producer(40, num_epochs=1, shuffle=False).dequeue()
         return api.shuffle_batch(
-            [x * 2], 4, capacity=20, min_after_dequeue=8, num_threads=4, seed=7
+            [x * 2, -x], 4, capacity=20, min_after_dequeue=8, num_threads=4, seed=seed
         )
 
-    first, second = (run_scenario(compat_api(), build) for _ in range(2))
-    assert first.values == second.values and len(first.values) == 10
+    # Legacy's examples, whole, and its end; its order was up to its four threads.
+    assert_same_examples(lambda api: build_with(api, 7))
+    first, second, other = (
+        run_scenario(compat_api(), lambda api, s=s: build_with(api, s)) for s in (7, 7, 8)
+    )
+    assert first.values == second.values
+    shuffled = [e for step in first.values for e in step[0]]
+    assert shuffled != sorted(shuffled)  # Shuffled, yet reproducible...
+    assert other.values != first.values  # ... and another seed gives another order.
 
 
 def test_batch_join_of_independent_producers():
@@ -190,7 +211,7 @@ def test_batch_join_of_independent_producers():
         b = api.range_input_producer(3, num_epochs=1, shuffle=False).dequeue() + 100
         return api.batch_join([[a], [b]], 2, allow_smaller_final_batch=True)
 
-    assert_same_multiset(build)
+    assert_same_examples(build)
 
 
 def test_batch_join_of_readers_over_one_producer(tmp_path):
@@ -209,8 +230,7 @@ def test_batch_join_of_readers_over_one_producer(tmp_path):
             lists, 3, capacity=20, min_after_dequeue=4, allow_smaller_final_batch=True
         )
 
-    assert_same_multiset(build, component=0)
-    assert_same_multiset(build, component=1)
+    assert_same_examples(build)
 
 
 def test_batch_join_lists_sharing_one_reader_split_its_records(tmp_path):
@@ -223,9 +243,24 @@ def test_batch_join_lists_sharing_one_reader_split_its_records(tmp_path):
             [[value], [tf.strings.join([value, value])]], 2, allow_smaller_final_batch=True
         )
 
+    # Legacy handed each line to one list or the other by thread timing: whole examples are
+    # each a line or a line doubled, every line exactly once, in batches of legacy's sizes.
     legacy, compat = differential(build)
     assert compat.structure == legacy.structure
-    assert len([x for step in compat.values for x in step]) == 8
+    assert compat.error == legacy.error
+    assert [len(step) for step in compat.values] == [len(step) for step in legacy.values]
+
+    def lines(run):
+        out = []
+        for value in (v.decode() for step in run.values for v in step):
+            half = value[: len(value) // 2]
+            out.append(int(half) if value == half * 2 and len(value) % 2 == 0 else int(value))
+        return sorted(out)
+
+    assert lines(compat) == lines(legacy) == list(range(8))
+    # Both lists took lines: the join is not one list's reading alone.
+    values = [v.decode() for step in compat.values for v in step]
+    assert any(len(v) == 2 for v in values) and any(len(v) == 1 for v in values)
 
 
 def test_stateful_random_ops_run_once_per_example():
@@ -234,13 +269,22 @@ def test_stateful_random_ops_run_once_per_example():
         noise = tf.random.uniform([], seed=3)
         return api.batch([x, noise], 6)
 
-    run = run_scenario(compat_api(), build)
-    assert len(set(run.values[0][1])) == 6
+    legacy, compat = differential(build)
+    assert compat.structure == legacy.structure and compat.error == legacy.error
+    for run in (legacy, compat):
+        assert run.values[0][0] == list(range(6))
+        assert len(set(run.values[0][1])) == 6  # A draw per example, as each enqueue drew.
 
 
 def test_batching_a_source_free_random_tensor_runs_forever():
-    run = run_scenario(compat_api(), lambda api: api.batch([tf.random.normal([2])], 3), steps=3)
-    assert run.error is None and len(run.values) == 3
+    def build(api):
+        return api.batch([tf.random.normal([2])], 3)
+
+    legacy, compat = differential(build, steps=3)
+    assert compat.structure == legacy.structure == ("tensor", "float32", [3, 2])
+    assert compat.error is legacy.error is None and len(compat.values) == 3
+    rows = [tuple(r) for step in compat.values for r in step]
+    assert len(set(rows)) == 9
 
 
 @pytest.mark.parametrize(
@@ -288,19 +332,29 @@ def test_a_placeholder_in_the_per_example_graph_is_named_in_the_error():
             compat_input.batch([x * scale], 2)
 
 
-def test_a_resource_variable_in_the_per_example_graph_is_read_live():
+@pytest.mark.parametrize("api", [legacy_api(), compat_api()], ids=lambda a: a.name)
+def test_a_resource_variable_in_the_per_example_graph_is_read_live(api):
     with tf.Graph().as_default():
-        x = compat_input.range_input_producer(100, shuffle=False).dequeue()
+        x = api.range_input_producer(100, shuffle=False).dequeue()
         w = tf1.Variable(1, use_resource=True)
         # As in a legacy batch queue, up to `capacity` examples computed earlier are buffered.
-        b = compat_input.batch([x * w.read_value()], 1, capacity=2)
+        b = api.batch([x * w.read_value()], 1, capacity=2)
         with tf1.Session() as sess:
             sess.run(tf1.global_variables_initializer())
-            compat_input.start_queue_runners(sess)
+            coord = tf1.train.Coordinator()
+            threads = api.start_queue_runners(sess, coord)
             first = sess.run(b)
             sess.run(w.assign(1000))
             later = [int(sess.run(b)[0]) for _ in range(10)]
-    assert first[0] == 0 and later[-1] >= 1000
+            coord.request_stop()
+            sess.run(b)  # Unblocks a legacy runner waiting on its full queue.
+            coord.join(threads, stop_grace_period_secs=5)
+    assert first[0] == 0
+    # Examples computed after the assignment see it; the input itself is not disturbed.
+    assert later[-1] >= 1000 and later[-1] % 1000 == 0
+    assert [v // 1000 if v >= 1000 else v for v in later] == sorted(
+        v // 1000 if v >= 1000 else v for v in later
+    )
 
 
 @pytest.mark.parametrize(
@@ -309,22 +363,20 @@ def test_a_resource_variable_in_the_per_example_graph_is_read_live():
 def test_maybe_shuffle_batch_and_maybe_joins_filter_like_legacy(variant):
     def build(api):
         x = api.range_input_producer(12, num_epochs=1, shuffle=False).dequeue()
-        y = api.range_input_producer(6, num_epochs=1, shuffle=False).dequeue() + 100
+        pair = [x, tf.strings.as_string(x * 3)]
         keep = tf.equal(x % 3, 0)
         if variant == "maybe_shuffle_batch":
-            return api.maybe_shuffle_batch([x], 2, 20, 4, keep, allow_smaller_final_batch=True)
+            return api.maybe_shuffle_batch(pair, 2, 20, 4, keep, allow_smaller_final_batch=True)
+        # Same transform in both lists: legacy hands elements to lists by thread timing.
         if variant == "maybe_batch_join":
-            # Same transform in both lists: legacy hands elements to lists by thread timing.
-            return api.maybe_batch_join([[x], [x]], keep, 2, allow_smaller_final_batch=True)
+            return api.maybe_batch_join([pair, pair], keep, 2, allow_smaller_final_batch=True)
         return api.maybe_shuffle_batch_join(
-            [[y], [y]], 2, 20, 4, True, allow_smaller_final_batch=True
+            [pair, pair], 2, 20, 4, keep, allow_smaller_final_batch=True
         )
 
-    legacy, compat = differential(build)
-    assert compat.structure == legacy.structure
-    assert compat.error == legacy.error
-    flat = lambda run: sorted(x for step in run.values for x in step)  # noqa: E731
-    assert flat(compat) == flat(legacy) and flat(compat)
+    legacy, compat = assert_same_examples(build)
+    kept = sorted(x for step in compat.values for x in step[0])
+    assert kept == [0, 3, 6, 9]  # keep_input filtered: x % 3 == 0 of range(12).
 
 
 def test_a_constant_tensor_batch_size_gives_a_static_batch_dimension():
@@ -384,11 +436,11 @@ def test_vectorized_csv_parsing_with_threads_delivers_what_legacy_delivers(tmp_p
         a, b, c = tf1.decode_csv(line, [[0], [0.0], [""]])
         return api.batch([a, b * 2.0, c], 64, num_threads=threads, allow_smaller_final_batch=True)
 
-    legacy, compat = assert_same_multiset(build, component=0)
-    assert_same_multiset(build, component=2)
-    one_thread = run_scenario(compat_api(), lambda api: build(api, threads=1))
-    assert compat.values == one_thread.values  # Vectorized, yet in one thread's order.
-    assert len(flatten_examples(compat.values, 0)) == 1200
+    legacy, compat = assert_same_examples(build)
+    # Vectorized, yet exactly in the order of legacy's one thread.
+    one_thread = run_scenario(legacy_api(), lambda api: build(api, threads=1))
+    assert compat.values == one_thread.values
+    assert len(examples(compat)) == 1200
 
 
 def test_cond_lookup_table_and_py_func_run_inside_the_captured_graph(tmp_path):

@@ -48,7 +48,7 @@ def legacy_bad_records(files, make_reader, per_example) -> list:
 
 
 def run_compat(build, steps=200):
-    return run_scenario(compat_api(), build, steps=steps)
+    return run_scenario(compat_api(), build, steps=steps, install=True)
 
 
 def csv_files(tmp_path) -> list:
@@ -195,7 +195,7 @@ def test_batch_join_names_the_bad_line_of_whichever_reader_read_it(tmp_path):
     assert f"failed on the example read from {files[1]}:177:" in compat.error_message
 
 
-def test_an_error_caught_and_run_past_names_the_next_bad_record_next(tmp_path):
+def test_an_error_caught_and_run_past_names_the_next_bad_record_next(tmp_path, installed):
     lines = [f"{i},{i}\n" for i in range(20)]
     lines[5] = lines[12] = "oops\n"
     f = write(str(tmp_path / "two_bad.csv"), "".join(lines))

@@ -7,6 +7,7 @@ import tensorflow as tf
 
 import compat_input
 from helpers import assert_same
+from helpers import assert_same_examples
 from helpers import compat_api
 from helpers import differential
 from helpers import legacy_api
@@ -60,6 +61,27 @@ def test_slice_input_producer_keeps_rows_together_in_order():
 
     run = assert_same(build)
     assert run.values[0] == [10, 0] and len(run.values) == 10
+
+
+@pytest.mark.parametrize("num_epochs", [1, 3])
+def test_shuffled_slice_input_producer_keeps_rows_together_in_fresh_epochs(num_epochs):
+    def build(api):
+        images = tf.reshape(tf.range(40), [10, 2, 2])
+        labels = tf.strings.as_string(tf.range(10) * 3)
+        return api.slice_input_producer([images, labels], num_epochs=num_epochs)
+
+    legacy, compat = assert_same_examples(build, epoch_size=10, batched=False)
+    assert len(compat.values) == 10 * num_epochs
+
+
+def test_shuffle_batch_of_a_shuffled_slice_producer_keeps_images_with_labels():
+    def build(api):
+        image, label = api.slice_input_producer(
+            [tf.reshape(tf.range(90), [30, 3]), tf.range(30) * 10], num_epochs=2
+        )
+        return api.shuffle_batch([image, label], 7, 40, 10, allow_smaller_final_batch=True)
+
+    assert_same_examples(build)
 
 
 def test_slice_input_producer_over_a_variable_filled_by_feed_dict():

@@ -10,7 +10,7 @@ import tensorflow as tf
 
 import compat_input
 from helpers import assert_same
-from helpers import assert_same_multiset
+from helpers import assert_same_examples
 from helpers import compat_api
 from helpers import differential
 from helpers import legacy_api
@@ -51,11 +51,11 @@ def test_min_after_dequeue_larger_than_the_data_drains_at_the_end():
     def build(api):
         x = api.range_input_producer(20, num_epochs=1, shuffle=False).dequeue()
         return api.shuffle_batch(
-            [x], 6, capacity=2000, min_after_dequeue=1000, allow_smaller_final_batch=True
+            [x, -x], 6, capacity=2000, min_after_dequeue=1000, allow_smaller_final_batch=True
         )
 
-    legacy, compat = assert_same_multiset(build)
-    assert len([x for step in compat.values for x in step]) == 20
+    legacy, compat = assert_same_examples(build)
+    assert len([x for step in compat.values for x in step[0]]) == 20
 
 
 def test_join_after_request_stop_returns_at_once():
@@ -145,14 +145,14 @@ def test_shuffle_batch_delivers_the_legacy_multiset_for_random_configurations(
     def build(api):
         x = api.range_input_producer(size, num_epochs=epochs, shuffle=False).dequeue()
         return api.shuffle_batch(
-            [x],
+            {"x": x, "name": tf.strings.as_string(x * 3)},
             batch_size,
             capacity=min_after + batch_size + 1,
             min_after_dequeue=min_after,
             allow_smaller_final_batch=True,
         )
 
-    assert_same_multiset(build)
+    assert_same_examples(build)
 
 
 def test_skip_policy_drops_bad_records_counts_them_and_goes_on(tmp_path, skip_bad_records):

@@ -33,6 +33,7 @@ from tensorflow.core.framework import node_def_pb2
 
 from compat_input._src import errors
 from compat_input._src import pipeline as pipeline_lib
+from compat_input._src import tf_internals
 from compat_input._src import tracing
 
 tf1 = tf.compat.v1
@@ -117,7 +118,7 @@ def _where(op: tf.Operation) -> str:
 
 
 def _is_ref(tensor: tf.Tensor) -> bool:
-    return tensor.dtype._is_ref_dtype  # No public spelling in TF 2.
+    return tf_internals.is_ref_dtype(tensor.dtype)
 
 
 @tracing.without_autograph
@@ -289,8 +290,8 @@ def capture(targets: list, what: str) -> Captured:
             return direct
         here = tf1.get_default_graph()
         for function in functions:
-            if not here._is_function(function.name):
-                here._add_function(function)
+            if not tf_internals.has_function(here, function.name):
+                tf_internals.add_function(here, function)
         imported = tf.graph_util.import_graph_def(
             graph_def,
             input_map={f"{arg_name[n]}:0": v for n, v in input_map.items()},
@@ -357,7 +358,7 @@ def _functions_called(graph: tf.Graph, nodes: list) -> list:
     Only those: the graph also holds every tf.data function of every pipeline, which would
     only weigh down each map function.
     """
-    known = graph._functions
+    known = tf_internals.functions_of(graph)
     called: dict = {}
     pending = list(nodes)
     while pending:

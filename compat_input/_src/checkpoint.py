@@ -16,10 +16,9 @@ queues) are left out with a warning naming them.
 import logging
 
 import tensorflow as tf
-from tensorflow.python.training import saver as saver_lib
-from tensorflow.python.training.saving import saveable_object
-
+from compat_input._src import tf_internals
 from compat_input._src.options import options
+from compat_input._src.tf_internals import saveable_object
 
 tf1 = tf.compat.v1
 logger = logging.getLogger("compat_input")
@@ -31,7 +30,7 @@ class _PipelineSaveable(saveable_object.SaveableObject):
     """A pipeline's iterator state; restoring it also marks the pipeline started."""
 
     def __init__(self, pipeline, name: str):
-        iterator = pipeline.iterator._iterator_resource  # No public handle on v1 iterators.
+        iterator = tf_internals.iterator_resource(pipeline.iterator)
 
         dataset = pipeline.iterator.initializer.inputs[0]
         flag = pipeline.started_handle
@@ -93,13 +92,13 @@ def is_position(saveable) -> bool:
 
 
 def _var_list_without_positions(saver) -> list:
-    var_list = saver._var_list  # What this Saver saves; no public accessor.
+    var_list = tf_internals.saver_var_list(saver)
     items = list(var_list.values()) if isinstance(var_list, dict) else list(var_list or [])
     return [item for item in items if not is_position(item)]
 
 
 def _missing_only_positions(saver, save_path: str) -> bool:
-    if len(_var_list_without_positions(saver)) == len(saver._var_list or []):
+    if len(_var_list_without_positions(saver)) == len(tf_internals.saver_var_list(saver) or []):
         return False  # This Saver saves no positions: the missing key is something else.
     try:
         names = tf.train.load_checkpoint(save_path).get_variable_to_shape_map()
@@ -108,7 +107,11 @@ def _missing_only_positions(saver, save_path: str) -> bool:
     return not any(name.startswith("compat_input/") for name in names)
 
 
-def _tolerant(restore):
+def tolerant_restore(restore):
+    """`Saver.restore` that restores a checkpoint without input positions (written by
+    legacy code, or with positions off) as it restored it before compat_input: variables
+    restored, the input from the beginning. Installed by `install()` (install.py)."""
+
     def restore_without_positions_if_absent(self, sess, save_path):
         try:
             return restore(self, sess, save_path)
@@ -126,7 +129,7 @@ def _tolerant(restore):
         # MonitoredTrainingSession and the Supervisor finalize the graph; a variables-only
         # Saver is built on this failure path alone, then the graph is finalized again.
         if finalized:
-            graph._unsafe_unfinalize()
+            tf_internals.unfinalize(graph)
         try:
             with graph.as_default():
                 fallback = tf1.train.Saver(
@@ -137,15 +140,5 @@ def _tolerant(restore):
                 graph.finalize()
         return restore(fallback, sess, save_path)
 
-    restore_without_positions_if_absent._compat_input = True
+    restore_without_positions_if_absent.__wrapped__ = restore
     return restore_without_positions_if_absent
-
-
-def install_tolerant_restore() -> None:
-    """Every Saver (plain, MonitoredTrainingSession's, the Supervisor's) restores a
-    checkpoint without input positions, as it restored it before compat_input."""
-    if not getattr(saver_lib.Saver.restore, "_compat_input", False):
-        saver_lib.Saver.restore = _tolerant(saver_lib.Saver.restore)
-
-
-install_tolerant_restore()

@@ -1,19 +1,35 @@
-"""install(): serve the `tf.compat.v1` queue-input names from compat_input.
+"""install(): the one switch that changes TensorFlow, from one table that uninstall() undoes.
 
-A program converted by `tf_upgrade_v2` spells the queue API `tf.compat.v1.train.batch`,
-`tf.compat.v1.TextLineReader`, ...; installing replaces those attributes of TensorFlow's
-`compat.v1` modules with compat_input's, so the program runs on tf.data untouched.
-`uninstall()` puts TensorFlow's own back. The table below is the whole contract.
+Importing compat_input changes nothing in TensorFlow. `install()` (and `compat-input run`,
+which calls it) applies every row of `PATCHES`, recording what each attribute was;
+`uninstall()` puts every one back exactly, inherited attributes included. Two kinds of row:
+
+- served names: a program converted by `tf_upgrade_v2` spells the queue API
+  `tf.compat.v1.train.batch`, `tf.compat.v1.TextLineReader`, ...; installing serves those
+  attributes of TensorFlow's `compat.v1` modules from compat_input;
+- hooks, only where no design without one exists: naming the bad record in an error raised
+  by `Session.run` (or a `make_callable` callable) needs the error after the fact, and a
+  Saver built after the input must still restore a checkpoint written by legacy code,
+  which holds no input position.
+
+Code that calls `compat_input.batch` and friends directly gets the same results without
+`install()`; only those two extras need it (README, "What needs install()").
 """
 
+import dataclasses
 import threading
+from collections.abc import Callable
+from typing import Any
 
 import tensorflow as tf
 
-import compat_input
+from compat_input._src import checkpoint
+from compat_input._src import origins
+from compat_input._src.tf_internals import saver_lib
+from compat_input._src.tf_internals import session_lib
 
-# (module path under tf.compat.v1, attribute names): the one table of what compat_input
-# serves; the codemod (tools/rules.py) renames the same names.
+# (module path under tf.compat.v1, attribute names) that compat_input serves; the codemod
+# (tools/rules.py) renames the same names.
 SERVED = (
     (
         "train",
@@ -53,36 +69,101 @@ SERVED = (
     ),
 )
 
+
+@dataclasses.dataclass(frozen=True)
+class Patch:
+    """One attribute `install()` replaces: `replacement(original)` is the new value."""
+
+    owner: Callable[[], Any]  # The module or class, looked up when installing.
+    name: str
+    replacement: Callable[[Any], Any]
+    why: str
+
+
+def _tf1_module(path: str) -> Callable[[], Any]:
+    def owner():
+        module = tf.compat.v1
+        for part in filter(None, path.split(".")):
+            module = getattr(module, part)
+        return module
+
+    return owner
+
+
+def _served(name: str) -> Callable[[Any], Any]:
+    import compat_input
+
+    return lambda original: getattr(compat_input, name)
+
+
+PATCHES = tuple(
+    Patch(_tf1_module(path), name, _served(name), "serve the legacy name")
+    for path, names in SERVED
+    for name in names
+) + (
+    Patch(
+        lambda: session_lib.BaseSession,
+        "run",
+        origins.locating_run,
+        "errors from a pipeline name the bad record",
+    ),
+    Patch(
+        lambda: session_lib.BaseSession,
+        "make_callable",
+        origins.locating_make_callable,
+        "errors from Session.make_callable callables name the bad record too",
+    ),
+    Patch(
+        lambda: saver_lib.Saver,
+        "restore",
+        checkpoint.tolerant_restore,
+        "a Saver built after the input restores checkpoints written without positions",
+    ),
+)
+
+_MISSING = object()
+# (owner, name) -> what the owner's own __dict__ held before install (or _MISSING).
 _saved: dict = {}
 _lock = threading.Lock()
 
 
-def _module(path: str):
-    module = tf.compat.v1
-    for part in filter(None, path.split(".")):
-        module = getattr(module, part)
-    return module
+def _own(owner: Any, name: str) -> Any:
+    """What to put back: a class's own attribute (_MISSING if it inherits it), a module's
+    attribute as it reads (TensorFlow's API modules load their names lazily)."""
+    if isinstance(owner, type):
+        return vars(owner).get(name, _MISSING)
+    return getattr(owner, name)
 
 
 def install() -> None:
-    """Serves the `tf.compat.v1` queue-input names from compat_input (idempotent)."""
+    """Serves the `tf.compat.v1` queue-input names from compat_input and installs the
+    hooks of `PATCHES` (idempotent); `uninstall()` undoes all of it."""
     with _lock:
-        for path, names in SERVED:
-            module = _module(path)
-            for name in names:
-                key = (path, name)
-                if key not in _saved:
-                    _saved[key] = getattr(module, name)
-                setattr(module, name, getattr(compat_input, name))
+        for patch in PATCHES:
+            owner = patch.owner()
+            key = (owner, patch.name)
+            if key in _saved:
+                continue
+            _saved[key] = _own(owner, patch.name)
+            setattr(owner, patch.name, patch.replacement(getattr(owner, patch.name)))
 
 
 def uninstall() -> None:
-    """Restores TensorFlow's own `tf.compat.v1` queue-input names."""
+    """Restores every attribute `install()` replaced, exactly as it was."""
     with _lock:
-        for (path, name), original in _saved.items():
-            setattr(_module(path), name, original)
+        for (owner, name), original in reversed(list(_saved.items())):
+            if original is _MISSING:
+                delattr(owner, name)
+            else:
+                setattr(owner, name, original)
         _saved.clear()
 
 
 def installed() -> bool:
     return bool(_saved)
+
+
+def active_patches() -> list:
+    """`owner.name` of every attribute that differs from what TensorFlow ships."""
+    with _lock:
+        return [f"{getattr(owner, '__name__', owner)}.{name}" for owner, name in _saved]

@@ -30,9 +30,11 @@ from typing import Optional
 
 import numpy as np
 import tensorflow as tf
-from tensorflow.python.client import session as session_lib
 
+from compat_input._src import pipeline as pipeline_lib
+from compat_input._src import tf_internals
 from compat_input._src import tracing
+from compat_input._src.tf_internals import session_lib
 
 tf1 = tf.compat.v1
 
@@ -46,8 +48,6 @@ _COUNTED = " (counted from 0 since the pipeline started)"
 
 
 def _variable(value, name: str) -> tf.Variable:
-    from compat_input._src import pipeline as pipeline_lib  # Cycle: pipelines hold origins.
-
     return pipeline_lib.state_variable(value, name)
 
 
@@ -246,7 +246,7 @@ class Probe:
         graph = tf1.get_default_graph()
         finalized = graph.finalized
         if finalized:
-            graph._unsafe_unfinalize()  # No public way to add the probe after finalize().
+            tf_internals.unfinalize(graph)  # No public way to add the probe after finalize().
         try:
             with graph.control_dependencies(None), tf1.name_scope("compat_input_probe"):
                 self._feeds = [
@@ -381,11 +381,9 @@ _LOCATED = (
 
 def _locate(sess, fetches, error: tf.errors.OpError, run) -> Optional[tf.errors.OpError]:
     """`error` again, its message starting with the record it came from; None if unknown."""
-    from compat_input._src import iteration  # Cycle: iteration walks pipelines.
-
     if not isinstance(error, _LOCATED) or getattr(error, "_compat_input_located", False):
         return None
-    pipelines = [p for p in iteration.pipelines_behind(fetches) if p.origins is not None]
+    pipelines = [p for p in pipeline_lib.pipelines_behind(fetches) if p.origins is not None]
     named = [
         p
         for p in pipelines
@@ -411,30 +409,50 @@ def _locate(sess, fetches, error: tf.errors.OpError, run) -> Optional[tf.errors.
     return located
 
 
-def _install_session_hook() -> None:
-    """Wraps `Session.run` to name the bad record in errors raised from pipelines.
+def _raise_located(sess, fetches, error: tf.errors.OpError) -> None:
+    located = _locate(sess, fetches, error, _TF_RUN)
+    if located is not None:
+        raise located.with_traceback(error.__traceback__) from None
 
-    Nothing changes on the success path but a try block; the wrapper only acts on an
-    error whose fetches read a compat_input pipeline.
+
+# TensorFlow's own `run`, for the probes: they must not be located themselves.
+_TF_RUN = session_lib.BaseSession.run
+
+
+def locating_run(original):
+    """`BaseSession.run` that names the bad record in errors raised from pipelines.
+
+    Installed by `install()` (install.py). Nothing changes on the success path but a try
+    block; it only acts on an error whose fetches read a compat_input pipeline.
     """
-    base = session_lib.BaseSession
-    if getattr(base.run, "_compat_input", False):
-        return
-    original = base.run
 
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
         try:
             return original(self, fetches, feed_dict, options, run_metadata)
         except tf.errors.OpError as error:
-            located = _locate(self, fetches, error, original)
-            if located is None:
-                raise
-            raise located.with_traceback(error.__traceback__) from None
+            _raise_located(self, fetches, error)
+            raise
 
-    run._compat_input = True
     run.__doc__ = original.__doc__
     run.__wrapped__ = original
-    base.run = run
+    return run
 
 
-_install_session_hook()
+def locating_make_callable(original):
+    """`BaseSession.make_callable` whose callables name the bad record, as `run` does."""
+
+    def make_callable(self, fetches, feed_list=None, accept_options=False):
+        call = original(self, fetches, feed_list, accept_options)
+
+        def located_call(*args, **kwargs):
+            try:
+                return call(*args, **kwargs)
+            except tf.errors.OpError as error:
+                _raise_located(self, fetches, error)
+                raise
+
+        return located_call
+
+    make_callable.__doc__ = original.__doc__
+    make_callable.__wrapped__ = original
+    return make_callable

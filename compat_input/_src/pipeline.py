@@ -27,10 +27,8 @@ from typing import Any
 from typing import Optional
 
 import tensorflow as tf
-from tensorflow.python.framework import ops as _ops
 
 from compat_input._src import checkpoint
-from compat_input._src import origins as origins_lib
 from compat_input._src import tracing
 
 tf1 = tf.compat.v1
@@ -96,8 +94,8 @@ class Pipeline:
     def _make(self, graph, dataset, name, serializable, ops) -> None:
         self.name = name
         self.source: Optional[Source] = None
-        # What the pipeline can tell about a failing record (origins.py); set by builders.
-        self.origins: Optional[origins_lib.Origins] = None
+        # What the pipeline can tell about a failing record (origins.Origins); set by builders.
+        self.origins: Any = None
         self.read_op_names: list[str] = []
         self.dataset = dataset
         self.element_spec = dataset.element_spec
@@ -158,6 +156,8 @@ class Source:
     reader: Any = None
     # A producer's work items, when the program gave them as Python values.
     items: Optional[list] = None
+    # What this source's own pipeline can tell about a failing record (origins.Origins).
+    origins: Any = None
 
     def register(self, tensors: list[tf.Tensor]) -> None:
         state = graph_state(tensors[0].graph)
@@ -169,8 +169,7 @@ class Source:
         if self.pipeline is None:
             self.pipeline = Pipeline(self.dataset, self.name, self.serializable, self.ops)
             self.pipeline.source = self
-            if self.reader is not None:
-                self.pipeline.origins = origins_lib.Origins(readers=[self.reader])
+            self.pipeline.origins = self.origins
         return self.pipeline
 
     def element_tensors(self, name: Optional[str] = None) -> list[tf.Tensor]:
@@ -251,6 +250,36 @@ def lookup_source(tensor: tf.Tensor) -> Optional[tuple[Source, int]]:
     return graph_state(tensor.graph).source_tensors.get(tensor.name)
 
 
+def pipelines_behind(fetches: Any) -> list:
+    """The pipelines whose outputs `fetches` read, nearest first, without making ops."""
+    tensors = []
+    for item in tf.nest.flatten(fetches, expand_composites=True):
+        if isinstance(item, tf.Operation):
+            tensors.extend(item.inputs)
+            tensors.extend(t for op in item.control_inputs for t in op.outputs)
+        elif isinstance(item, tf.Tensor):
+            tensors.append(item)
+    found, seen_ops = [], set()
+    while tensors:
+        t = tensors.pop()
+        hit = lookup_source(t)
+        if hit is not None:
+            pipe = hit[0].pipeline
+            if pipe is not None and pipe not in found:
+                found.append(pipe)
+            continue
+        op = t.op
+        if op.name in seen_ops:
+            continue
+        seen_ops.add(op.name)
+        tensors.extend(op.inputs)
+        for control in op.control_inputs:
+            tensors.extend(control.outputs)
+            if not control.outputs:
+                tensors.extend(control.inputs)
+    return found
+
+
 def pipelines_of(graph: tf.Graph) -> list[Pipeline]:
     state = graph_state(graph)
     with state.lock:
@@ -282,17 +311,32 @@ class _PipelineRunner:
 
     It has the QueueRunner surface that stock TensorFlow code touches; its threads list is
     empty because tf.data runs the work, so `coord.join(threads)` returns at once.
+
+    `export_meta_graph` serializes QUEUE_RUNNERS with `QueueRunner.to_proto`, which reads
+    `queue`, `enqueue_ops`, `close_op` and `cancel_op`. They are one no-op of the graph and
+    no enqueue op, so the runner exports as a valid QueueRunnerDef that, imported, runs no
+    thread: TensorFlow's own registry needs no patch, and user queue runners of the same
+    collection are exported beside it.
     """
 
-    name = "compat_input"
-    queue = None
+    _queue_closed_exception_types = (tf.errors.OutOfRangeError,)
     enqueue_ops: list = []
-    close_op = None
-    cancel_op = None
-    queue_closed_exception_types = (tf.errors.OutOfRangeError,)
 
     def __init__(self, graph: tf.Graph):
         self._graph_ref = weakref.ref(graph)
+        # Made at the root of the graph, outside whatever scope the first pipeline is in.
+        with graph.as_default(), graph.name_scope(None), graph.device(None):
+            with tf1.control_dependencies(None):
+                self.queue = tf.no_op(name="compat_input_pipelines")
+        self.close_op = self.cancel_op = self.queue
+
+    @property
+    def name(self) -> str:
+        return self.queue.name
+
+    @property
+    def queue_closed_exception_types(self) -> tuple:
+        return self._queue_closed_exception_types
 
     @property
     def exceptions_raised(self) -> list:
@@ -312,32 +356,3 @@ def _ensure_runner(graph: tf.Graph) -> None:
         if state.runner is None:
             state.runner = _PipelineRunner(graph)
             graph.add_to_collection(tf1.GraphKeys.QUEUE_RUNNERS, state.runner)
-
-
-def _install_meta_graph_filter() -> None:
-    """Keep `_PipelineRunner` out of exported MetaGraphs.
-
-    TensorFlow serializes QUEUE_RUNNERS with `QueueRunner.to_proto`, which would fail on the
-    runner and make `export_meta_graph` drop the whole collection, user queue runners
-    included. Pipelines are Python objects and are rebuilt by re-running the input code.
-    """
-    key = tf1.GraphKeys.QUEUE_RUNNERS
-    registry = _ops._proto_function_registry._registry  # No public way to wrap an entry.
-    entry = registry.get(key)
-    if entry is None:
-        return
-    tag = next(k for k, v in entry.items() if isinstance(v, tuple))
-    proto_type, to_proto, from_proto = entry[tag]
-    if getattr(to_proto, "_compat_input", False):
-        return
-
-    def filtered_to_proto(runner, export_scope=None):
-        if isinstance(runner, _PipelineRunner):
-            return None
-        return to_proto(runner, export_scope=export_scope)
-
-    filtered_to_proto._compat_input = True
-    entry[tag] = (proto_type, filtered_to_proto, from_proto)
-
-
-_install_meta_graph_filter()

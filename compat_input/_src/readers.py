@@ -124,6 +124,7 @@ class ReaderBase:
                 finite=work.finite,
                 key_kind=self._key_kind,
                 reader=self,
+                origins=origins.Origins(readers=[self]),
             )
         return self._sources[key]
 

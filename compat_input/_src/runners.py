@@ -8,10 +8,9 @@ so TensorFlow's own `start_queue_runners`, `Supervisor`, `MonitoredTrainingSessi
 """
 
 import tensorflow as tf
-from tensorflow.python.client import session as session_lib
-from tensorflow.python.training import monitored_session
-
 from compat_input._src import pipeline as pipeline_lib
+from compat_input._src.tf_internals import monitored_session
+from compat_input._src.tf_internals import session_lib
 
 tf1 = tf.compat.v1
 

@@ -3,10 +3,9 @@
 import functools
 from collections.abc import Callable
 
-try:  # Private to TensorFlow; without it, AutoGraph converts our functions (slower builds).
-    from tensorflow.python.autograph.core import ag_ctx as _ag_ctx
-except ImportError:  # pragma: no cover
-    _ag_ctx = None
+from compat_input._src import tf_internals
+
+_ag_ctx = tf_internals.ag_ctx
 
 
 def without_autograph(build: Callable) -> Callable:

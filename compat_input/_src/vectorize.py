@@ -24,6 +24,7 @@ registry is put back as it was afterwards:
 """
 
 import contextlib
+import logging
 import threading
 from collections.abc import Callable
 from typing import Optional
@@ -32,10 +33,9 @@ import tensorflow as tf
 
 from compat_input._src import origins
 
-try:  # Private to TensorFlow: without it, vectorizing goes on with pfor's own converters.
-    from tensorflow.python.ops.parallel_for import pfor as _pfor
-except ImportError:  # pragma: no cover
-    _pfor = None
+from compat_input._src import tf_internals
+
+_pfor = tf_internals.pfor
 
 BLOCK = 128
 # A block's values, per op, stay near this size: big examples (images) come fewer to a
@@ -192,18 +192,34 @@ def _elementwise(pfor_input):
     return [_pfor.wrap(t, True) for t in outputs]
 
 
+class _QuietConversion(logging.Filter):
+    """Drops pfor's log records from the thread that converts our graph, and only those.
+
+    A graph pfor cannot convert is expected here (the per-example map takes over); pfor
+    logs it at ERROR level with the whole op, which would alarm users. The logger's level is
+    never changed: records of other threads, and every record but pfor's, pass.
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.thread = threading.get_ident()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.thread != self.thread or "parallel_for" not in record.pathname
+
+
 @contextlib.contextmanager
 def _converters(uniforms: list):
     if _pfor is None:
         yield
         return
+    # pfor has no public way to add a converter: its registry is changed while our own
+    # graph is converted, under a lock, and put back exactly as it was afterwards.
     registry = _pfor._pfor_converter_registry
     logger = tf.get_logger()
+    quiet = _QuietConversion()
     with _lock:
-        # A graph pfor cannot convert is expected here (the per-example map takes over);
-        # pfor logs it at ERROR level with the whole op, which would alarm users.
-        level = logger.level
-        logger.setLevel("CRITICAL")
+        logger.addFilter(quiet)
         saved = {name: registry.get(name) for name in ("DecodeRaw", "Slice", *_ELEMENTWISE)}
         for name in _ELEMENTWISE:
             if saved[name] is None:
@@ -217,7 +233,7 @@ def _converters(uniforms: list):
             yield
         finally:
             _local.uniforms = None
-            logger.setLevel(level)
+            logger.removeFilter(quiet)
             for name, converter in saved.items():
                 if converter is None:
                     registry.pop(name, None)

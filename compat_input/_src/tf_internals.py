@@ -1,0 +1,73 @@
+"""Every private TensorFlow API compat_input uses, in one place.
+
+Each is used only where TensorFlow has no public way to do the same; each entry says why.
+Tested with TensorFlow 2.21 (CPU, Python 3.11); setup.cfg admits 2.16 and newer, and an
+entry that has moved makes the feature that needs it degrade as its comment says (the
+import here never fails). `tests/test_package.py` checks that no other module imports
+`tensorflow.python`.
+"""
+
+import tensorflow as tf
+
+# Session classes: `install()` wraps `BaseSession.run` / `make_callable` so that errors from
+# a pipeline name their record (origins.py); `start_queue_runners` accepts any session.
+from tensorflow.python.client import session as session_lib
+
+# The Saver's restore, wrapped by `install()` so that checkpoints written without input
+# positions (by legacy code) still restore (checkpoint.py).
+from tensorflow.python.training import saver as saver_lib
+
+# The base class of the Saver's saveables; a pipeline's position is one (checkpoint.py).
+from tensorflow.python.training.saving import saveable_object
+
+# MonitoredSession's wrapper type, to find the raw session under it (runners.py).
+from tensorflow.python.training import monitored_session
+
+try:  # AutoGraph's switch: our own tf.data functions skip conversion (tracing.py).
+    from tensorflow.python.autograph.core import ag_ctx
+except ImportError:  # pragma: no cover - slower builds, same results.
+    ag_ctx = None
+
+try:  # pfor, behind `tf.vectorized_map`: its converter registry (vectorize.py).
+    from tensorflow.python.ops.parallel_for import pfor
+except ImportError:  # pragma: no cover - per-example maps, same results.
+    pfor = None
+
+
+def unfinalize(graph: tf.Graph) -> None:
+    """Lets ops be added to a finalized graph (MonitoredTrainingSession finalizes it).
+
+    Only on failure paths: the error probe (origins.py) and the position-less restore
+    (checkpoint.py) each add a few ops once, then finalize the graph again.
+    """
+    graph._unsafe_unfinalize()
+
+
+def has_function(graph: tf.Graph, name: str) -> bool:
+    """Whether a function is in the graph's library (no public lookup by name)."""
+    return graph._is_function(name)
+
+
+def add_function(graph: tf.Graph, function) -> None:
+    """Adds the program's own function object, so pfor can see into cond/while branches."""
+    graph._add_function(function)
+
+
+def functions_of(graph: tf.Graph) -> dict:
+    """The graph's function library by name."""
+    return graph._functions
+
+
+def is_ref_dtype(dtype: tf.DType) -> bool:
+    """A TF1 reference type (`int32_ref`); no public spelling in TensorFlow 2."""
+    return dtype._is_ref_dtype
+
+
+def iterator_resource(iterator) -> tf.Tensor:
+    """The resource of a v1 iterator, to save and restore its position (no public handle)."""
+    return iterator._iterator_resource
+
+
+def saver_var_list(saver):
+    """What a Saver saves (no public accessor)."""
+    return saver._var_list
