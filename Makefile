@@ -30,7 +30,7 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check compat_input tools tests
-	$(BIN)/python -m pytest tests
+	$(BIN)/python -m pytest -n auto tests
 
 lint: $(STAMP)
 	$(BIN)/ruff check compat_input tools tests

@@ -39,3 +39,12 @@ def installed():
     compat_input.install()
     yield
     compat_input.uninstall()
+
+
+def pytest_configure(config):
+    """`COMPAT_INPUT_MUTANT=<name>`: plant one deliberate bug (tests/mutants.py)."""
+    name = os.environ.get("COMPAT_INPUT_MUTANT")
+    if name:
+        import mutants
+
+        mutants.plant(name)

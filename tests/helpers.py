@@ -201,9 +201,7 @@ def examples(run: Run, batched: bool = True) -> list:
 
 
 def batch_sizes(run: Run) -> list:
-    return [
-        len(_rows(*_components(step, run.structure)[0])) for step in run.values
-    ]
+    return [len(_rows(*_components(step, run.structure)[0])) for step in run.values]
 
 
 def assert_same_examples(

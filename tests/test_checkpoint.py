@@ -6,6 +6,7 @@ import logging
 import tensorflow as tf
 
 import compat_input
+from helpers import assert_pristine
 
 tf1 = tf.compat.v1
 
@@ -146,6 +147,24 @@ def test_a_py_func_pipeline_is_left_out_of_checkpoints_with_a_warning(caplog):
     assert not any("pyfunc_batch" in s.name for s in saveables)
 
 
+def _write_legacy_checkpoint(path):
+    """A checkpoint written by the same program on TensorFlow's own queues."""
+    assert_pristine()  # Installed, tf.compat.v1.train.* would be compat_input's.
+    with tf.Graph().as_default():
+        x = tf1.train.range_input_producer(30, num_epochs=2, seed=5).dequeue()
+        batch = tf1.train.shuffle_batch([x], 4, capacity=20, min_after_dequeue=6, seed=9)
+        step = tf1.train.get_or_create_global_step().assign_add(1)
+        saver = tf1.train.Saver()
+        with tf1.Session() as sess:
+            sess.run([tf1.global_variables_initializer(), tf1.local_variables_initializer()])
+            coord = tf1.train.Coordinator()
+            threads = tf1.train.start_queue_runners(sess, coord)
+            sess.run([batch, step])
+            saver.save(sess, path)
+            coord.request_stop()
+            coord.join(threads, stop_grace_period_secs=5)
+
+
 def _write_without_positions(path):
     compat_input.configure(save_input_position=False)
     try:
@@ -163,7 +182,8 @@ def _write_without_positions(path):
 
 def test_a_plain_saver_restores_a_checkpoint_written_without_positions(tmp_path, caplog):
     path = str(tmp_path / "old.ckpt")
-    _write_without_positions(path)
+    _write_legacy_checkpoint(path)
+    compat_input.install()  # After writing: installed, the writer would not be legacy.
     with tf.Graph().as_default():
         batch, step = _build()
         saver = tf1.train.Saver()
@@ -177,7 +197,8 @@ def test_a_plain_saver_restores_a_checkpoint_written_without_positions(tmp_path,
 
 
 def test_monitored_training_session_restores_a_checkpoint_written_without_positions(tmp_path):
-    _write_without_positions(str(tmp_path / "model.ckpt"))
+    _write_legacy_checkpoint(str(tmp_path / "model.ckpt"))
+    compat_input.install()  # After writing: installed, the writer would not be legacy.
     with open(tmp_path / "checkpoint", "w") as f:
         f.write('model_checkpoint_path: "model.ckpt"\n')
     with tf.Graph().as_default():
@@ -200,4 +221,18 @@ def test_a_missing_variable_still_fails_the_restore(tmp_path):
             import pytest
 
             with pytest.raises(tf.errors.NotFoundError):
+                saver.restore(sess, path)
+
+
+def test_without_install_a_plain_saver_refuses_a_checkpoint_written_without_positions(tmp_path):
+    """Documented: only install() makes every Saver tolerant; TensorFlow is left as it is."""
+    path = str(tmp_path / "old.ckpt")
+    _write_legacy_checkpoint(path)
+    with tf.Graph().as_default():
+        _build()
+        saver = tf1.train.Saver()
+        with tf1.Session() as sess:
+            import pytest
+
+            with pytest.raises(tf.errors.NotFoundError, match="compat_input"):
                 saver.restore(sess, path)

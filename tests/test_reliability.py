@@ -207,13 +207,18 @@ def test_keyboard_interrupt_during_sess_run_ends_the_program_promptly(tmp_path):
         "        print('interrupted', flush=True)\n"
     )
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
-    proc = subprocess.Popen(
+    # The context manager waits for the process; the finally kills it first on any
+    # outcome, so a failing assertion never leaves the training loop running.
+    with subprocess.Popen(
         [sys.executable, str(script)], stdout=subprocess.PIPE, text=True, env=env
-    )
-    assert proc.stdout.readline().strip() == "running"
-    time.sleep(1.0)
-    proc.send_signal(signal.SIGINT)
-    start = time.monotonic()
-    out, _ = proc.communicate(timeout=30)
-    assert out.strip() == "interrupted" and proc.returncode == 0
-    assert time.monotonic() - start < 10
+    ) as proc:
+        try:
+            assert proc.stdout.readline().strip() == "running"
+            time.sleep(1.0)
+            proc.send_signal(signal.SIGINT)
+            start = time.monotonic()
+            out, _ = proc.communicate(timeout=30)
+            assert out.strip() == "interrupted" and proc.returncode == 0
+            assert time.monotonic() - start < 10
+        finally:
+            proc.kill()

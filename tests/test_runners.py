@@ -89,13 +89,30 @@ def test_stock_supervisor_starts_pipelines_and_swallows_the_end_of_input(tmp_pat
     assert seen == [[0, 1], [2, 3]]
 
 
-def test_export_meta_graph_keeps_user_queue_runners():
+def test_export_meta_graph_keeps_user_queue_runners_without_a_patch():
+    from tensorflow.core.protobuf import queue_runner_pb2
+
     with tf.Graph().as_default():
         _pipeline()
-        q = tf1.FIFOQueue(4, tf.int32)
-        tf1.train.add_queue_runner(tf1.train.QueueRunner(q, [q.enqueue(1)]))
+        q = tf1.FIFOQueue(4, tf.int32, name="user_queue")
+        tf1.train.add_queue_runner(tf1.train.QueueRunner(q, [q.enqueue(7)]))
         meta = tf1.train.export_meta_graph()
-    assert len(meta.collection_def[tf1.GraphKeys.QUEUE_RUNNERS].bytes_list.value) == 1
+    exported = meta.collection_def[tf1.GraphKeys.QUEUE_RUNNERS].bytes_list.value
+    runners = [queue_runner_pb2.QueueRunnerDef.FromString(b) for b in exported]
+    assert "user_queue" in [r.queue_name for r in runners]
+    # Ours exports as a runner with no enqueue op: imported, it starts no thread.
+    assert [len(r.enqueue_op_name) for r in runners if r.queue_name != "user_queue"] == [0]
+    # Imported, ours is a QueueRunner that starts no enqueue thread.
+    with tf.Graph().as_default():
+        tf1.no_op(name="compat_input_pipelines")
+        ours = [r for r in runners if r.queue_name != "user_queue"][0]
+        imported = tf1.train.QueueRunner.from_proto(ours)
+        with tf1.Session() as sess:
+            coord = tf1.train.Coordinator()
+            threads = imported.create_threads(sess, coord, start=True)
+            assert [t.name.endswith("close_on_stop") for t in threads] == [True]
+            coord.request_stop()
+            coord.join(threads, stop_grace_period_secs=5)
 
 
 def test_hand_built_queue_fed_from_python_runs_beside_a_pipeline():

@@ -16,6 +16,7 @@ queues) are left out with a warning naming them.
 import logging
 
 import tensorflow as tf
+
 from compat_input._src import tf_internals
 from compat_input._src.options import options
 from compat_input._src.tf_internals import saveable_object
@@ -142,3 +143,10 @@ def tolerant_restore(restore):
 
     restore_without_positions_if_absent.__wrapped__ = restore
     return restore_without_positions_if_absent
+
+
+class TolerantSaver(tf1.train.Saver):
+    """A Saver that also restores checkpoints written without input positions (see
+    `tolerant_restore`); the default Saver of `compat_input.Supervisor`."""
+
+    restore = tolerant_restore(tf1.train.Saver.restore)

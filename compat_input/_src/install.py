@@ -24,7 +24,7 @@ from typing import Any
 import tensorflow as tf
 
 from compat_input._src import checkpoint
-from compat_input._src import origins
+from compat_input._src import located_errors
 from compat_input._src.tf_internals import saver_lib
 from compat_input._src.tf_internals import session_lib
 
@@ -104,13 +104,13 @@ PATCHES = tuple(
     Patch(
         lambda: session_lib.BaseSession,
         "run",
-        origins.locating_run,
+        located_errors.locating_run,
         "errors from a pipeline name the bad record",
     ),
     Patch(
         lambda: session_lib.BaseSession,
         "make_callable",
-        origins.locating_make_callable,
+        located_errors.locating_make_callable,
         "errors from Session.make_callable callables name the bad record too",
     ),
     Patch(

@@ -42,7 +42,9 @@ def skipped_records(sess, tensors: Any) -> int:
 
     Each dropped example's error is also logged by tf.data as it happens.
     """
-    pipelines = [p for p in pipeline_lib.pipelines_behind(tensors) if getattr(p, "skip_counts", None)]
+    pipelines = [
+        p for p in pipeline_lib.pipelines_behind(tensors) if getattr(p, "skip_counts", None)
+    ]
     if not pipelines:
         raise ValueError(
             "skipped_records: no pipeline behind these tensors was built with "
@@ -58,7 +60,9 @@ def first_skipped_record(sess, tensors: Any) -> Optional[str]:
     A reader's record is named as `file:line`, `file at byte offset N` or `file, record
     N`; a producer's work item (a file name) as itself; anything else by its ordinal.
     """
-    pipelines = [p for p in pipeline_lib.pipelines_behind(tensors) if getattr(p, "skip_counts", None)]
+    pipelines = [
+        p for p in pipeline_lib.pipelines_behind(tensors) if getattr(p, "skip_counts", None)
+    ]
     if not pipelines:
         raise ValueError(
             "first_skipped_record: no pipeline behind these tensors was built with "

@@ -14,6 +14,7 @@ from typing import Optional
 
 import tensorflow as tf
 
+from compat_input._src import input_files
 from compat_input._src import origins
 from compat_input._src import pipeline as pipeline_lib
 from compat_input._src import producers
@@ -174,37 +175,8 @@ class ReaderBase:
         """Errors at build time, where legacy failed later in a runner thread."""
         if not self._reads_files or queue.items is None:
             return
-        missing = [f for f in queue.items if not tf.io.gfile.exists(f)]
-        if missing:
-            raise tf.errors.NotFoundError(
-                None,
-                None,
-                f"{type(self).__name__}: {len(missing)} of the {len(queue.items)} files given to "
-                f"'{queue.name}' do not exist: {', '.join(missing[:5])}"
-                f"{' ...' if len(missing) > 5 else ''}. Fix the paths or the glob.",
-            )
-        for path in queue.items:
-            self._check_file(path, self._first_bytes(path, queue.name))
-
-    def _first_bytes(self, path: str, queue_name: str) -> bytes:
-        """The file's first two bytes (a format's magic), read to prove it can be read."""
-        if tf.io.gfile.isdir(path):
-            raise tf.errors.FailedPreconditionError(
-                None,
-                None,
-                f"{type(self).__name__}: {path}, given to '{queue_name}', is a directory, not "
-                "a file. Give the files in it (tf.io.gfile.glob(path + '/*')).",
-            )
-        try:
-            with tf.io.gfile.GFile(path, "rb") as f:
-                return f.read(2)
-        except (tf.errors.PermissionDeniedError, PermissionError) as e:
-            raise tf.errors.PermissionDeniedError(
-                None,
-                None,
-                f"{type(self).__name__}: {path}, given to '{queue_name}', cannot be read: {e}. "
-                "Fix its permissions, or run as a user who may read it.",
-            ) from None
+        for path, head in input_files.first_bytes(type(self).__name__, queue).items():
+            self._check_file(path, head)
 
     def _check_file(self, path: str, head: bytes) -> None:
         del path, head  # Readers with file-format expectations override this.

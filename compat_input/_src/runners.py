@@ -8,6 +8,7 @@ so TensorFlow's own `start_queue_runners`, `Supervisor`, `MonitoredTrainingSessi
 """
 
 import tensorflow as tf
+
 from compat_input._src import pipeline as pipeline_lib
 from compat_input._src.tf_internals import monitored_session
 from compat_input._src.tf_internals import session_lib

@@ -9,11 +9,14 @@ services, OutOfRangeError as a clean stop) with two changes for compat_input pip
 - pipelines start before the checkpoint service writes its first checkpoint.
 
 A checkpoint written without positions (by legacy code, or with position saving off)
-restores through any Saver (checkpoint.py): the input then starts from the beginning.
+restores through its default Saver, a `checkpoint.TolerantSaver`, with no patch to
+TensorFlow: the input then starts from the beginning. (Any other Saver restores one after
+`compat_input.install()`.)
 """
 
 import tensorflow as tf
 
+from compat_input._src import checkpoint
 from compat_input._src import pipeline as pipeline_lib
 
 tf1 = tf.compat.v1
@@ -32,3 +35,13 @@ class Supervisor(tf1.train.Supervisor):
         # Start the pipelines first: the checkpoint service saves their positions at once.
         pipeline_lib.start_pipelines(sess)
         return super().start_standard_services(sess)
+
+    def _init_saver(self, saver=tf1.train.Supervisor.USE_DEFAULT):
+        # TensorFlow's Supervisor makes its default Saver here (private to it, TF 2.21); ours
+        # is made the same way, and restores checkpoints written without positions too.
+        if saver is self.USE_DEFAULT:
+            saver = self._get_first_op_from_collection(tf1.GraphKeys.SAVERS)
+            if saver is None and tf1.global_variables():
+                saver = checkpoint.TolerantSaver()
+                tf1.add_to_collection(tf1.GraphKeys.SAVERS, saver)
+        super()._init_saver(saver)

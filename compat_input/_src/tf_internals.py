@@ -11,17 +11,17 @@ import tensorflow as tf
 
 # Session classes: `install()` wraps `BaseSession.run` / `make_callable` so that errors from
 # a pipeline name their record (origins.py); `start_queue_runners` accepts any session.
-from tensorflow.python.client import session as session_lib
+from tensorflow.python.client import session as session_lib  # noqa: F401 - re-exported
+
+# MonitoredSession's wrapper type, to find the raw session under it (runners.py).
+from tensorflow.python.training import monitored_session  # noqa: F401 - re-exported
 
 # The Saver's restore, wrapped by `install()` so that checkpoints written without input
 # positions (by legacy code) still restore (checkpoint.py).
-from tensorflow.python.training import saver as saver_lib
+from tensorflow.python.training import saver as saver_lib  # noqa: F401 - re-exported
 
 # The base class of the Saver's saveables; a pipeline's position is one (checkpoint.py).
-from tensorflow.python.training.saving import saveable_object
-
-# MonitoredSession's wrapper type, to find the raw session under it (runners.py).
-from tensorflow.python.training import monitored_session
+from tensorflow.python.training.saving import saveable_object  # noqa: F401 - re-exported
 
 try:  # AutoGraph's switch: our own tf.data functions skip conversion (tracing.py).
     from tensorflow.python.autograph.core import ag_ctx

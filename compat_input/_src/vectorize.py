@@ -32,7 +32,6 @@ from typing import Optional
 import tensorflow as tf
 
 from compat_input._src import origins
-
 from compat_input._src import tf_internals
 
 _pfor = tf_internals.pfor

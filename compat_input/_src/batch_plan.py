@@ -1,0 +1,372 @@
+"""Batch plans: what one legacy batcher call asks for, and the tf.data pipeline that does it.
+
+Every batcher (`batch`, `shuffle_batch`, their `_join` and `maybe_` variants) is one
+`BatchPlan`, made by `plan()` from the legacy arguments, checked as legacy checked them
+(same errors). The plan names each part of the pipeline: the input lists with their
+captured per-example graphs (example_lists.py), the join strategy (joins.py), the
+`keep_input` filter, the shuffle and the batch. `assemble()` chains one small step per part:
+
+    examples (join) -> [skip bad records] -> [keep_input] -> [unbatch] -> [shuffle]
+    -> batch -> prefetch
+
+and `serve()` makes the pipeline whose `get_next()` is returned in the legacy structure (a
+list, a dict, or a bare tensor for a one-element list) with the legacy static shapes.
+"""
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+from typing import Optional
+
+import tensorflow as tf
+
+from compat_input._src import capture as capture_lib
+from compat_input._src import errors
+from compat_input._src import joins
+from compat_input._src import origins
+from compat_input._src import pipeline as pipeline_lib
+from compat_input._src.example_lists import ExampleList
+from compat_input._src.example_lists import capture_list
+from compat_input._src.options import options
+
+tf1 = tf.compat.v1
+
+
+@dataclasses.dataclass
+class Structure:
+    """How the legacy call passed its tensors, to return batches the same way."""
+
+    kind: str  # "dict" | "list" | "single"
+    keys: Optional[list] = None
+
+    @classmethod
+    def of(cls, tensors, what: str) -> "Structure":
+        if isinstance(tensors, dict):
+            return cls("dict", sorted(tensors, key=str))
+        if isinstance(tensors, (list, tuple)):
+            return cls("single" if len(tensors) == 1 else "list")
+        raise TypeError(
+            f"{what} expects a list, tuple or dict of tensors, got {type(tensors).__name__} "
+            f"{getattr(tensors, 'name', tensors)!r}: wrap a single tensor in a list, [tensor]."
+        )
+
+    def flatten(self, tensors) -> list:
+        if self.kind == "dict":
+            return [tensors[k] for k in self.keys]
+        return list(tensors)
+
+    def restore(self, flat: list) -> Any:
+        if self.kind == "dict":
+            return dict(zip(self.keys, flat))
+        if self.kind == "single":
+            return flat[0]
+        return list(flat)
+
+
+@dataclasses.dataclass(frozen=True)
+class Shuffle:
+    min_after_dequeue: int
+    seed: Optional[int]
+
+
+@dataclasses.dataclass
+class BatchPlan:
+    """One batcher call: its parts, each assembled by one step below."""
+
+    scope: str  # The name scope ("batch/", "shuffle_batch_1/"), which names the outputs.
+    structure: Structure
+    lists: list[ExampleList]
+    join: Callable  # A strategy of joins.py.
+    keep: Any  # True, False, or a scalar/vector keep_input tensor.
+    size: Any  # int, or an int64 tensor fixed when the pipeline starts.
+    capacity: int
+    shuffle: Optional[Shuffle]
+    dynamic_pad: bool
+    allow_smaller_final_batch: bool
+    enqueue_many: bool
+    parallel: dict  # Dataset.map arguments: empty for one example at a time.
+    # Under bad_records="skip": (examples entered, examples passed) counters.
+    counters: Optional[tuple] = None
+
+    @property
+    def keep_column(self) -> bool:
+        """A scalar keep_input travels with each example as its last component."""
+        return isinstance(self.keep, tf.Tensor) and self.keep.shape.ndims == 0
+
+    @property
+    def shuffle_buffer(self) -> int:
+        if self.shuffle is None:
+            return 0
+        if not isinstance(self.size, int):
+            return self.capacity
+        return max(1, min(self.capacity, self.shuffle.min_after_dequeue + self.size))
+
+
+# -- the legacy arguments, checked as legacy checked them -----------------------------------
+
+
+def _convert(values: list) -> list:
+    return [
+        v if isinstance(v, tf.SparseTensor) else tf1.convert_to_tensor_or_indexed_slices(v)
+        for v in values
+    ]
+
+
+def _keep_input(keep_input, enqueue_many: bool):
+    if isinstance(keep_input, bool):
+        return keep_input
+    keep_input = tf.convert_to_tensor(keep_input)
+    if keep_input.shape.ndims is None:
+        raise ValueError("`keep_input` dimensions must be known at graph construction.")
+    if not enqueue_many and keep_input.shape.ndims == 1:
+        raise ValueError("`keep_input` cannot be a vector when `enqueue_many=False`.")
+    if keep_input.shape.ndims > 1:
+        raise ValueError("`keep_input` must be 0 or 1 dimensions.")
+    constant = tf.get_static_value(keep_input)
+    if keep_input.shape.ndims == 0 and constant is not None:
+        return bool(constant)
+    return keep_input
+
+
+def _check_dtypes(lists: list) -> None:
+    all_types = [[t.dtype for t in tl] for tl in lists]
+    for other in all_types[1:]:
+        if other != all_types[0]:
+            raise TypeError(
+                "Expected types to be consistent: "
+                f"{', '.join(x.name for x in all_types[0])} vs. {', '.join(x.name for x in other)}."
+            )
+
+
+def _shapes(lists: list, shapes, enqueue_many: bool, dynamic_pad: bool) -> list:
+    """Per-example shapes, merged across lists, checked as the legacy queues checked them."""
+    if shapes is not None:
+        result = [tf.TensorShape(s) for s in shapes]
+    else:
+        result = []
+        for i in range(len(lists[0])):
+            merged = None
+            for tl in lists:
+                t = tl[i]
+                if isinstance(t, tf.SparseTensor):
+                    merged = tf.TensorShape(None)
+                    break
+                if t.shape.ndims is None:
+                    raise ValueError(f"Cannot infer Tensor's rank: {t}")
+                s = t.shape.with_rank_at_least(1)[1:] if enqueue_many else t.shape
+                merged = s if merged is None else merged.merge_with(s)
+            result.append(merged)
+    dense = [s for s, t in zip(result, lists[0]) if not isinstance(t, tf.SparseTensor)]
+    if not dynamic_pad and not all(s.is_fully_defined() for s in dense):
+        raise ValueError(f"All shapes must be fully defined: {dense}")
+    if dynamic_pad and not all(s.rank is not None for s in dense):
+        raise ValueError(f"All shapes must have a defined rank: {dense}")
+    return result
+
+
+def _batch_size(batch_size, what: str):
+    if isinstance(batch_size, tf.Tensor):
+        static = tf.get_static_value(batch_size)
+        if static is not None:
+            return int(static)
+        try:
+            capture_lib.capture([batch_size], f"{what} batch_size")
+        except errors.CaptureError as e:
+            raise errors.CaptureError(
+                f"{what}: batch_size is fed through a placeholder; a tf.data pipeline fixes its "
+                "batch size when it starts. Use a constant or a variable set before start. "
+                f"({e})"
+            ) from None
+        return tf.cast(batch_size, tf.int64)
+    return int(batch_size)
+
+
+def check_capacity(capacity: int, shuffle: Optional[Shuffle]) -> None:
+    if shuffle is not None and capacity <= shuffle.min_after_dequeue:
+        raise ValueError(
+            f"capacity {capacity} must be bigger than min_after_dequeue "
+            f"{shuffle.min_after_dequeue}."
+        )
+
+
+def plan(
+    scope: str,
+    structure: Structure,
+    flat_lists: list,
+    batch_size,
+    keep_input,
+    *,
+    what: str,
+    capacity: int,
+    enqueue_many: bool,
+    shapes,
+    dynamic_pad: bool,
+    allow_smaller_final_batch: bool,
+    shuffle: Optional[Shuffle],
+    num_threads: int,
+) -> BatchPlan:
+    """The plan of one batcher call; raises legacy's errors for legacy's bad arguments."""
+    flat_lists = [_convert(tl) for tl in flat_lists]
+    keep = _keep_input(keep_input, enqueue_many)
+    _check_dtypes(flat_lists)
+    example_shapes = _shapes(flat_lists, shapes, enqueue_many, dynamic_pad)
+    size = _batch_size(batch_size, what)
+    lists = [capture_list(tl, keep, what, example_shapes, enqueue_many) for tl in flat_lists]
+    # Legacy order is one thread's order; parallel calls keep it (deterministic=True), and
+    # only where no stateful op could see the difference.
+    parallel = {}
+    if num_threads > 1 and not any(item.captured.stateful for item in lists):
+        parallel = {"num_parallel_calls": tf.data.AUTOTUNE, "deterministic": True}
+    counters = None
+    if options.bad_records == "skip":
+        counters = tuple(
+            pipeline_lib.state_variable(tf.constant(0, tf.int64), n)
+            for n in ("entered_examples", "passed_examples")
+        )
+        for item in lists:
+            item.entered = counters[0]
+        parallel = {}  # One example at a time, so the counts are exact between runs.
+    return BatchPlan(
+        scope=scope,
+        structure=structure,
+        lists=lists,
+        join=joins.choose(lists, what),
+        keep=keep,
+        size=size,
+        capacity=capacity,
+        shuffle=shuffle,
+        dynamic_pad=dynamic_pad,
+        allow_smaller_final_batch=allow_smaller_final_batch,
+        enqueue_many=enqueue_many,
+        parallel=parallel,
+        counters=counters,
+    )
+
+
+# -- the steps, one per part of the plan ------------------------------------------------------
+
+
+def skip_bad_records(plan: BatchPlan, dataset: tf.data.Dataset) -> tf.data.Dataset:
+    """Drops examples whose per-example graph fails, counting those that get through.
+
+    tf.data cannot catch an error inside a map function, only drop the element
+    (`ignore_errors`); `skipped_records` compares the two counters.
+    """
+    if plan.counters is None:
+        return dataset
+    handle = plan.counters[1].handle
+    one = tf.constant(1, tf.int64)
+
+    def count(*example):
+        with tf.control_dependencies([tf.raw_ops.AssignAddVariableOp(resource=handle, value=one)]):
+            return tuple(tf.identity(x) if isinstance(x, tf.Tensor) else x for x in example)
+
+    return dataset.apply(tf.data.experimental.ignore_errors(log_warning=True)).map(count)
+
+
+def keep_inputs(plan: BatchPlan, dataset: tf.data.Dataset) -> tf.data.Dataset:
+    """`keep_input`: False keeps nothing; a scalar is a column, filtered (and dropped after
+    batching, once per batch); a vector was applied inside the per-example graph."""
+    if plan.keep is False:
+        return dataset.filter(lambda *x: False)
+    if not plan.keep_column:
+        return dataset
+    dataset = dataset.filter(lambda *x: x[-1])
+    return dataset.map(lambda *x: x[:-1]) if plan.enqueue_many else dataset
+
+
+def unbatch_many(plan: BatchPlan, dataset: tf.data.Dataset) -> tf.data.Dataset:
+    """`enqueue_many`: each element is a batch of examples."""
+    return dataset.unbatch() if plan.enqueue_many else dataset
+
+
+def shuffle_examples(plan: BatchPlan, dataset: tf.data.Dataset) -> tf.data.Dataset:
+    if plan.shuffle is None:
+        return dataset
+    return dataset.shuffle(plan.shuffle_buffer, seed=plan.shuffle.seed)
+
+
+def batch_examples(plan: BatchPlan, dataset: tf.data.Dataset) -> tf.data.Dataset:
+    drop = not plan.allow_smaller_final_batch
+    if plan.dynamic_pad:
+        dataset = dataset.padded_batch(plan.size, drop_remainder=drop)
+    else:
+        dataset = dataset.batch(plan.size, drop_remainder=drop)
+    if plan.keep_column and not plan.enqueue_many:
+        dataset = dataset.map(lambda *x: x[:-1])  # Once per batch, not per example.
+    return dataset
+
+
+def prefetch_batches(plan: BatchPlan, dataset: tf.data.Dataset) -> tf.data.Dataset:
+    # Legacy held at most `capacity` examples in its queue; so do the shuffle buffer and
+    # the batches made ahead together.
+    if isinstance(plan.size, int):
+        ahead = max(1, (plan.capacity - plan.shuffle_buffer) // plan.size)
+    else:
+        ahead = tf.data.AUTOTUNE
+    return dataset.prefetch(ahead).with_options(_OPTIONS)
+
+
+def _options() -> tf.data.Options:
+    options = tf.data.Options()
+    # Fusing adjacent maps and filters saves a function call per element each.
+    options.experimental_optimization.map_and_filter_fusion = True
+    options.experimental_optimization.map_fusion = True
+    options.experimental_optimization.filter_fusion = True
+    return options
+
+
+_OPTIONS = _options()
+
+
+def assemble(plan: BatchPlan, logs: list) -> tf.data.Dataset:
+    """The plan's Dataset of batches; example logs made on the way go into `logs`."""
+    dataset = plan.join(plan.lists, plan.parallel, plan.counters is not None, logs)
+    for step in (skip_bad_records, keep_inputs, unbatch_many, shuffle_examples):
+        dataset = step(plan, dataset)
+    return prefetch_batches(plan, batch_examples(plan, dataset))
+
+
+def _summary_tag(plan: BatchPlan) -> str:
+    if plan.shuffle is None:
+        return f"fraction_of_{plan.capacity}_full"
+    after = plan.shuffle.min_after_dequeue
+    return f"fraction_over_{after}_of_{plan.capacity - after}_full"
+
+
+def serve(plan: BatchPlan) -> Any:
+    """Builds the plan's pipeline; its next batch in the legacy structure and shapes."""
+    logs: list = []
+    dataset = assemble(plan, logs)
+    pipeline_lib.fill_summary(_summary_tag(plan))
+    sources = [s for item in plan.lists for s in item.sources]
+    source = pipeline_lib.Source(
+        name=plan.scope.rstrip("/"),
+        dataset=dataset,
+        finite=bool(sources)
+        and all(item.sources for item in plan.lists)
+        and all(s.finite for s in sources),
+        serializable=all(s.serializable for s in sources),
+        ops=tuple(op for item in plan.lists for op in item.captured.ops)
+        + tuple(op for s in sources for op in s.ops),
+        origins=origins.Origins(
+            suspects=[
+                origins.Suspect(item.examples, item.sources[0])
+                for item in plan.lists
+                if len(item.sources) == 1
+            ],
+            readers=list({id(s.reader): s.reader for s in sources if s.reader}.values()),
+            logs=logs,
+        ),
+    )
+    pipeline = source.make_pipeline()
+    if plan.counters is not None:
+        pipeline.skip_counts = tuple(c.read_value() for c in plan.counters)
+    batch = pipeline.get_next(name=plan.scope)
+    flat = tf.nest.flatten(batch)  # One component: a bare element, not a tuple.
+    source.register(tf.nest.flatten(flat, expand_composites=True))
+    if not plan.allow_smaller_final_batch and isinstance(plan.size, int):
+        for t in flat:
+            if not isinstance(t, tf.SparseTensor):
+                t.set_shape(tf.TensorShape([plan.size]).concatenate(t.shape[1:]))
+    return plan.structure.restore(flat)

@@ -1,0 +1,122 @@
+"""Joins: the examples of several input lists (`*_join`) in one stream.
+
+Legacy ran one enqueue thread per list and interleaved them by thread timing. Here each
+way the lists can share their input has a strategy of its own, with a fixed order, so the
+result is reproducible:
+
+- `one_list`: a single list, mapped over its source.
+- `shared_stream`: lists reading one stream (one reader, or one producer) take its
+  elements in turn, as each legacy thread took the next element.
+- `files_side_by_side`: readers over one producer: each legacy reader thread took the next
+  file, so files are read side by side, one per list.
+- `take_turns`: independent inputs each make their own examples; the lists take turns.
+
+`choose(lists)` picks the strategy; each returns a Dataset of examples and puts the example
+logs it made into `logs`.
+"""
+
+from collections.abc import Callable
+
+import tensorflow as tf
+
+from compat_input._src import errors
+from compat_input._src import vectorize
+from compat_input._src.example_lists import ExampleList
+from compat_input._src.example_lists import example_log
+from compat_input._src.example_lists import examples_of
+from compat_input._src.example_lists import map_examples
+
+
+def _in_turn(lists: list, log):
+    """A map function sending element `(ordinal, index, *element)` to list `index % len`."""
+
+    def examples(ordinal, index, *element):
+        return tf.switch_case(
+            tf.cast(index % len(lists), tf.int32),
+            [lambda item=item: item.examples(element, ordinal, log) for item in lists],
+        )
+
+    return examples
+
+
+def one_list(lists: list, parallel: dict, skipping: bool, logs: list) -> tf.data.Dataset:
+    (only,) = lists
+    if only.passthrough():
+        return only.captured.source_dataset
+    return examples_of(only, only.captured.source_dataset, parallel, skipping, logs)
+
+
+def shared_stream(lists: list, parallel: dict, skipping: bool, logs: list) -> tf.data.Dataset:
+    log = example_log(lists[0], skipping, logs)
+    numbered = lists[0].captured.source_dataset.enumerate()
+    turn = _in_turn(lists, log)
+    return numbered.map(lambda i, *e: turn(i, i, *e), **parallel)
+
+
+def files_side_by_side(lists: list, parallel: dict, skipping: bool, logs: list) -> tf.data.Dataset:
+    reader = lists[0].sources[0]
+    count = len(lists)
+    files = reader.work_source.dataset.enumerate()
+    # Elements are `(file index, key, value)`; file k goes to list k % count.
+    interleaved = files.interleave(
+        lambda k, item: reader.records(k, item).map(lambda *r: (k,) + tuple(r)),
+        cycle_length=count,
+        block_length=1,
+        deterministic=True,
+    )
+    if parallel and all(item.vectorizable() for item in lists):
+        blocks = vectorize.map_blocks(
+            interleaved,
+            [lambda e, item=item: item.examples(e[1:]) for item in lists],
+            parallel,
+            which=lambda e: e[0] % count,
+            block=lists[0].block_size(),
+        )
+        if blocks is not None:
+            return blocks
+    log = example_log(lists[0], skipping, logs)
+    turn = _in_turn(lists, log)
+    # Numbered for a log: nested one deeper.
+    return map_examples(
+        interleaved, lambda element, i: turn(i, *tf.nest.flatten(element)), log, parallel
+    )
+
+
+def take_turns(lists: list, parallel: dict, skipping: bool, logs: list) -> tf.data.Dataset:
+    datasets = [
+        examples_of(item, item.captured.source_dataset, parallel, skipping, logs) for item in lists
+    ]
+    # One example of each in turn; an exhausted one drops out.
+    return tf.data.Dataset.choose_from_datasets(
+        datasets, tf.data.Dataset.range(len(datasets)).repeat(), stop_on_empty_dataset=False
+    )
+
+
+def _one_reader_each_over_one_producer(lists: list[ExampleList]) -> bool:
+    singles = [item.sources for item in lists]
+    return (
+        all(len(s) == 1 and s[0].work_source is not None for s in singles)
+        and len({id(s[0].work_source) for s in singles}) == 1
+    )
+
+
+def choose(lists: list[ExampleList], what: str) -> Callable:
+    """The strategy for these lists; CaptureError where no strategy is the legacy one."""
+    if len(lists) == 1:
+        return one_list
+    sources = [tuple(id(s) for s in item.sources) for item in lists]
+    if sources[0] and all(s == sources[0] for s in sources):
+        return shared_stream
+    if _one_reader_each_over_one_producer(lists):
+        return files_side_by_side
+    seen: set = set()
+    for item in lists:
+        ids = {id(x) for x in item.sources}
+        if ids & seen:
+            raise errors.CaptureError(
+                f"{what}: the input lists share some sources but not all; compat_input can "
+                "join lists that read one shared stream, readers over one producer, or "
+                "independent inputs."
+            )
+        seen |= ids
+    return take_turns

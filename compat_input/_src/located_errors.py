@@ -1,0 +1,106 @@
+"""Located errors: an error raised by `sess.run` from a pipeline, raised again naming its record.
+
+The hooks `install()` puts on `Session.run` and `Session.make_callable` (install.py) call
+`raise_located` on an error; it asks the pipelines behind the fetches what they know of
+the failure (origins.py) and raises the same error type again with the record named in a
+first line, TensorFlow's message kept whole after it. Nothing happens on the success path
+but a try block.
+"""
+
+import re
+from typing import Optional
+
+import tensorflow as tf
+
+from compat_input._src import pipeline as pipeline_lib
+from compat_input._src.tf_internals import session_lib
+
+_LOCATED = (
+    tf.errors.InvalidArgumentError,
+    tf.errors.DataLossError,
+    tf.errors.NotFoundError,
+    tf.errors.UnknownError,
+    tf.errors.UnimplementedError,
+    tf.errors.PermissionDeniedError,
+    tf.errors.FailedPreconditionError,
+    tf.errors.ResourceExhaustedError,
+)
+
+
+def _locate(sess, fetches, error: tf.errors.OpError, run) -> Optional[tf.errors.OpError]:
+    """`error` again, its message starting with the record it came from; None if unknown."""
+    if not isinstance(error, _LOCATED) or getattr(error, "_compat_input_located", False):
+        return None
+    pipelines = [p for p in pipeline_lib.pipelines_behind(fetches) if p.origins is not None]
+    named = [
+        p
+        for p in pipelines
+        if any(re.search(rf"\b{re.escape(n)}\b", error.message) for n in p.read_op_names)
+    ]
+    if len(pipelines) > 1:
+        pipelines = named
+    if len(pipelines) != 1:
+        return None
+    pipeline = pipelines[0]
+    try:
+        where = pipeline.origins.explain(run, sess, error)
+    except (tf.errors.OpError, RuntimeError, ValueError):
+        return None  # A closed session, state never initialized: the error stays as it was.
+    if where is None:
+        return None
+    message = f"compat_input pipeline '{pipeline.name}' {where}:\n{error.message}"
+    try:
+        located = type(error)(error.node_def, error.op, message)
+    except TypeError:
+        return None
+    located._compat_input_located = True
+    return located
+
+
+def raise_located(sess, fetches, error: tf.errors.OpError) -> None:
+    located = _locate(sess, fetches, error, _TF_RUN)
+    if located is not None:
+        raise located.with_traceback(error.__traceback__) from None
+
+
+# TensorFlow's own `run`, for the probes: they must not be located themselves.
+_TF_RUN = session_lib.BaseSession.run
+
+
+def locating_run(original):
+    """`BaseSession.run` that names the bad record in errors raised from pipelines.
+
+    Installed by `install()` (install.py). Nothing changes on the success path but a try
+    block; it only acts on an error whose fetches read a compat_input pipeline.
+    """
+
+    def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
+        try:
+            return original(self, fetches, feed_dict, options, run_metadata)
+        except tf.errors.OpError as error:
+            raise_located(self, fetches, error)
+            raise
+
+    run.__doc__ = original.__doc__
+    run.__wrapped__ = original
+    return run
+
+
+def locating_make_callable(original):
+    """`BaseSession.make_callable` whose callables name the bad record, as `run` does."""
+
+    def make_callable(self, fetches, feed_list=None, accept_options=False):
+        call = original(self, fetches, feed_list, accept_options)
+
+        def located_call(*args, **kwargs):
+            try:
+                return call(*args, **kwargs)
+            except tf.errors.OpError as error:
+                raise_located(self, fetches, error)
+                raise
+
+        return located_call
+
+    make_callable.__doc__ = original.__doc__
+    make_callable.__wrapped__ = original
+    return make_callable
