@@ -273,3 +273,37 @@ def test_first_skipped_record_refuses_pipelines_built_without_the_skip_policy():
         with tf1.Session() as sess:
             with pytest.raises(ValueError, match='bad_records="skip"'):
                 compat_input.first_skipped_record(sess, batch)
+
+
+def test_errors_from_make_callable_callables_name_the_record_too(tmp_path):
+    files = csv_files(tmp_path)
+    [(key, legacy_type)] = legacy_bad_records(files, lambda api: api.TextLineReader(), decode_pair)
+    compat_input.install()  # After the oracle ran: installed, tf.compat.v1 is ours.
+    with tf.Graph().as_default():
+        queue = compat_input.string_input_producer(files, num_epochs=1, shuffle=False)
+        _, line = compat_input.TextLineReader().read(queue)
+        batch = compat_input.batch(decode_pair(line), 16)
+        with tf1.Session() as sess:
+            sess.run(tf1.local_variables_initializer())
+            compat_input.start_queue_runners(sess)
+            step = sess.make_callable(batch)
+            with pytest.raises(legacy_type) as raised:
+                for _ in range(100):
+                    step()
+    assert raised.value.message.startswith(
+        f"compat_input pipeline 'batch' failed on the example read from {key}:\n"
+    )
+
+
+def test_without_install_errors_keep_tensorflows_message(tmp_path):
+    files = csv_files(tmp_path)
+
+    def build(api):
+        queue = api.string_input_producer(files, num_epochs=1, shuffle=False)
+        _, line = api.TextLineReader().read(queue)
+        return api.batch(decode_pair(line), 16)
+
+    compat = run_scenario(compat_api(), build)
+    assert compat.error is tf.errors.InvalidArgumentError
+    assert "compat_input pipeline" not in compat.error_message
+    assert "Expect 2 fields but have 1" in compat.error_message

@@ -317,3 +317,34 @@ def test_functions_conds_and_loops_in_the_per_example_graph_match_legacy(threads
         assert_same(build)
     else:
         assert_in_one_thread_order(build, threads=threads)
+
+
+def test_converting_leaves_the_logger_and_other_threads_records_alone(tmp_path):
+    import logging
+    import threading
+
+    from compat_input._src.vectorize import _QuietConversion
+
+    logger = tf.get_logger()
+    level, filters = logger.level, list(logger.filters)
+    files = _images(tmp_path, count=4)
+
+    def build(api):
+        return api.batch(list(_read_images(api, files, num_epochs=1)), 2, num_threads=2)
+
+    assert _built_vectorized(build)
+    assert (logger.level, logger.filters) == (level, filters)
+
+    quiet = _QuietConversion()
+    pfor_path = pfor.__file__
+
+    def record(path):
+        return logging.LogRecord("tensorflow", logging.ERROR, path, 1, "msg", None, None)
+
+    assert not quiet.filter(record(pfor_path))  # pfor's, from the converting thread.
+    assert quiet.filter(record(__file__))  # Anything else from that thread passes.
+    elsewhere = []
+    thread = threading.Thread(target=lambda: elsewhere.append(quiet.filter(record(pfor_path))))
+    thread.start()
+    thread.join()
+    assert elsewhere == [True]  # Even pfor's records, from any other thread.
