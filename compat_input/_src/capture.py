@@ -32,6 +32,7 @@ from tensorflow.core.framework import graph_pb2
 from tensorflow.core.framework import node_def_pb2
 
 from compat_input._src import errors
+from compat_input._src import op_kinds
 from compat_input._src import pipeline as pipeline_lib
 from compat_input._src import tf_internals
 from compat_input._src import tracing
@@ -76,7 +77,8 @@ class Captured:
         parts = [element] if len(self.sources) == 1 else list(element)
         flat = []
         for part in parts:
-            flat.extend(tf.nest.flatten(part))
+            # A batcher's SparseTensor output is three tensors, as its source registered it.
+            flat.extend(tf.nest.flatten(part, expand_composites=True))
         return flat
 
     def __call__(self, element: Any) -> list:
@@ -165,6 +167,23 @@ def _queue_source(op: tf.Operation) -> pipeline_lib.Source:
     return source
 
 
+def _mirror(counter: tf.Operation) -> tf.Variable:
+    """A resource variable that counts for `count_up_to` on a reference variable.
+
+    Reference variables (TF1's default under disable_v2_behavior, as `compat-input run`
+    runs) cannot enter a tf.data function. The count goes on in this mirror, which starts
+    from the variable's value when the pipeline starts and ends the input at the same
+    limit, as the legacy counter did; the variable itself keeps that starting value.
+    """
+    graph = counter.graph
+    mirrors = pipeline_lib.graph_state(graph).mirrors
+    if counter.name not in mirrors:  # One count, however many lists read it.
+        with graph.as_default(), graph.control_dependencies(None), graph.name_scope(None):
+            start = tf.identity(counter.inputs[0])
+            mirrors[counter.name] = pipeline_lib.state_variable(start, f"{counter.name}_mirror")
+    return mirrors[counter.name]
+
+
 class _Walk:
     """Collects the ops strictly between the source tensors and the targets."""
 
@@ -174,7 +193,9 @@ class _Walk:
         self.state = pipeline_lib.graph_state(graph)
         self.ops: dict[str, tf.Operation] = {}
         # tensor name -> ("source", (Source, index)) | ("outer", tensor)
+        #   | ("counter", (CountUpTo op, mirror variable))
         self.boundary: dict[str, tuple[str, Any]] = {}
+        self.counters: dict[str, tf.Operation] = {}
 
     def tensor(self, tensor: tf.Tensor) -> None:
         stack = [tensor]
@@ -193,6 +214,10 @@ class _Walk:
             if op.type in ("Identity", "RefIdentity") and op.inputs and _is_ref(op.inputs[0]):
                 # A ref variable's `/read`: its value when the pipeline starts.
                 self.boundary[t.name] = ("outer", t)
+                continue
+            if op.type == "CountUpTo" and _is_ref(op.inputs[0]):
+                self.boundary[t.name] = ("counter", (op, _mirror(op)))
+                self.counters[op.name] = op
                 continue
             if op.type in _QUEUE_DEQUEUES:
                 source = _queue_source(op)
@@ -266,7 +291,7 @@ def capture(targets: list, what: str) -> Captured:
     offset = 0
     for source in sources:
         source_offsets[id(source)] = offset
-        offset += len(tf.nest.flatten(source.dataset.element_spec))
+        offset += len(tf.nest.flatten(source.dataset.element_spec, expand_composites=True))
 
     boundary_names = list(walk.boundary)
     arg_name = {name: f"{_ARG_PREFIX}{k}" for k, name in enumerate(boundary_names)}
@@ -280,6 +305,13 @@ def capture(targets: list, what: str) -> Captured:
             if kind == "source":
                 source, index = payload
                 value = flat_args[source_offsets[id(source)] + index]
+            elif kind == "counter":
+                counter, mirror = payload
+                value = tf.raw_ops.ResourceCountUpTo(
+                    resource=tf.identity(mirror.handle),
+                    limit=counter.get_attr("limit"),
+                    T=counter.get_attr("T"),
+                )
             else:
                 value = tf.identity(payload)  # Captures the outer tensor into the function.
             if value.graph is not tf1.get_default_graph():
@@ -301,7 +333,8 @@ def capture(targets: list, what: str) -> Captured:
         imported = iter(imported)
         return [input_map[t.name] if t.name in input_map else next(imported) for t in targets]
 
-    stateful = any(_order_sensitive(op) for op in walk.ops.values())
+    ops = tuple(walk.ops.values()) + tuple(op for op in walk.counters.values())
+    stateful = any(op_kinds.order_sensitive(op) for op in ops)
     passthrough = len(sources) == 1 and [walk.boundary.get(t.name) for t in targets] == [
         ("source", (sources[0], i))
         for i in range(len(tf.nest.flatten(sources[0].dataset.element_spec)))
@@ -310,46 +343,9 @@ def capture(targets: list, what: str) -> Captured:
         sources=sources,
         fn=fn,
         stateful=stateful,
-        ops=tuple(walk.ops.values()),
+        ops=ops,
         passthrough=passthrough,
     )
-
-
-# Stateful ops that mean the same run once per example or once over a block of them: checks,
-# and lookups in tables (vocabularies), which read what was initialized before the input.
-_BLOCK_SAFE = frozenset({"Assert", "LookupTableFindV2", "LookupTableSizeV2"})
-# Stateful ops that stay correct when elements are mapped in parallel: those above, logging,
-# and variable reads. Random ops without a seed are both (see _unseeded_random).
-_ORDER_FREE = _BLOCK_SAFE | {"Print", "PrintV2", "ReadVariableOp"}
-_RANDOM = frozenset(
-    {
-        "RandomUniform",
-        "RandomUniformInt",
-        "RandomStandardNormal",
-        "TruncatedNormal",
-        "ParameterizedTruncatedNormal",
-        "RandomShuffle",
-        "RandomGamma",
-        "RandomPoissonV2",
-        "Multinomial",
-        "SampleDistortedBoundingBox",
-        "SampleDistortedBoundingBoxV2",
-    }
-)
-
-
-def _unseeded_random(op: tf.Operation) -> bool:
-    """A random op without a seed: its draws were never reproducible in the first place."""
-    return op.type in _RANDOM and not (op.get_attr("seed") or op.get_attr("seed2"))
-
-
-def per_example_safe(op: tf.Operation) -> bool:
-    """Whether `op` means the same run once per example or once over a block of them."""
-    return not op.op_def.is_stateful or op.type in _BLOCK_SAFE or _unseeded_random(op)
-
-
-def _order_sensitive(op: tf.Operation) -> bool:
-    return op.op_def.is_stateful and op.type not in _ORDER_FREE and not _unseeded_random(op)
 
 
 def _functions_called(graph: tf.Graph, nodes: list) -> list:

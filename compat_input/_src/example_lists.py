@@ -15,6 +15,7 @@ from typing import Optional
 import tensorflow as tf
 
 from compat_input._src import capture as capture_lib
+from compat_input._src import op_kinds
 from compat_input._src import origins
 from compat_input._src import vectorize
 
@@ -35,6 +36,16 @@ def _regroup(tensors: list, outputs: list) -> list:
         else:
             result.append(next(it))
     return result
+
+
+def _sparse_rows(sparse: tf.SparseTensor, keep: tf.Tensor) -> tf.SparseTensor:
+    """The rows of `sparse` (examples, under enqueue_many) where `keep` is true, renumbered."""
+    rows = sparse.indices[:, 0]
+    kept = tf.sparse.retain(sparse, tf.gather(keep, rows))
+    renumbered = tf.cumsum(tf.cast(keep, tf.int64)) - 1
+    indices = tf.concat([tf.gather(renumbered, kept.indices[:, :1]), kept.indices[:, 1:]], axis=1)
+    shape = tf.concat([[tf.reduce_sum(tf.cast(keep, tf.int64))], sparse.dense_shape[1:]], 0)
+    return tf.SparseTensor(indices, kept.values, shape)
 
 
 @dataclasses.dataclass
@@ -80,7 +91,7 @@ class ExampleList:
             return False  # Examples of several shapes (dynamic_pad) do not stack into blocks.
         # Checks stay checks; unseeded random ops draw for each example of a block, as they
         # drew for each example before. Other state would see one call per block.
-        return all(capture_lib.per_example_safe(op) for op in self.captured.ops)
+        return all(op_kinds.per_example_safe(op) for op in self.captured.ops)
 
     def block_size(self) -> int:
         """Examples per vectorized block (see vectorize.block_size)."""
@@ -122,7 +133,7 @@ class ExampleList:
         keep = None if self.keep is True else outputs[-1]
         if keep is not None and self.keep.shape.ndims == 1:
             values = [
-                tf.sparse.retain(v, keep)
+                _sparse_rows(v, keep)
                 if isinstance(v, tf.SparseTensor)
                 else tf.boolean_mask(v, keep)
                 for v in values
@@ -159,11 +170,23 @@ def example_log(item: ExampleList, skipping: bool, logs: list) -> Optional[origi
     return log
 
 
+def per_example_map(dataset: tf.data.Dataset, function, parallel: dict) -> tf.data.Dataset:
+    """`dataset.map(function)` where an OutOfRangeError raised by the per-example graph
+    (`limit_epochs`, `count_up_to`) ends the input, as it ended the legacy queue runner.
+
+    TensorFlow 2's `Dataset.map` turns that error into InvalidArgumentError; the
+    `tf.compat.v1` map keeps the TF1 meaning (no cardinality to preserve), with the same
+    kernel and the same speed.
+    """
+    return tf.compat.v1.data.Dataset.map(dataset, function, **parallel)
+
+
 def map_examples(dataset: tf.data.Dataset, examples, log, parallel) -> tf.data.Dataset:
     """`examples(element, ordinal)` over `dataset`; elements are numbered only for a log."""
     if log is None:
-        return dataset.map(lambda *element: examples(element, None), **parallel)
-    return dataset.enumerate().map(lambda i, *element: examples(element, i), **parallel)
+        return per_example_map(dataset, lambda *element: examples(element, None), parallel)
+    numbered = dataset.enumerate()
+    return per_example_map(numbered, lambda i, *element: examples(element, i), parallel)
 
 
 def examples_of(item: ExampleList, elements, parallel, skipping: bool, logs: list):

@@ -25,6 +25,7 @@ from compat_input._src.example_lists import ExampleList
 from compat_input._src.example_lists import example_log
 from compat_input._src.example_lists import examples_of
 from compat_input._src.example_lists import map_examples
+from compat_input._src.example_lists import per_example_map
 
 
 def _in_turn(lists: list, log):
@@ -50,7 +51,7 @@ def shared_stream(lists: list, parallel: dict, skipping: bool, logs: list) -> tf
     log = example_log(lists[0], skipping, logs)
     numbered = lists[0].captured.source_dataset.enumerate()
     turn = _in_turn(lists, log)
-    return numbered.map(lambda i, *e: turn(i, i, *e), **parallel)
+    return per_example_map(numbered, lambda i, *e: turn(i, i, *e), parallel)
 
 
 def files_side_by_side(lists: list, parallel: dict, skipping: bool, logs: list) -> tf.data.Dataset:

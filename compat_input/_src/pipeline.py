@@ -49,6 +49,8 @@ class _GraphState:
         # Variables in no collection that pipelines use: initialized once per session at start.
         self.variables: list[tuple[tf.Operation, tf.Tensor]] = []
         self.state_variables: list[tf.Variable] = []
+        # Resource mirrors of reference-variable counters, by op name (capture.py).
+        self.mirrors: dict[str, tf.Variable] = {}
         self.runner: Optional[_PipelineRunner] = None
         self.lock = threading.Lock()
 

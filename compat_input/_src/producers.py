@@ -218,6 +218,9 @@ def limit_epochs(tensor, num_epochs=None, name=None):
             name="epochs",
             trainable=False,
             collections=[tf1.GraphKeys.LOCAL_VARIABLES],
+            # A resource variable even under disable_v2_behavior: a batcher runs the count
+            # inside tf.data, where reference variables cannot go.
+            use_resource=True,
         )
         counter = epochs.count_up_to(num_epochs)
         with tf.control_dependencies([counter]):
