@@ -322,14 +322,26 @@ def test_bad_arguments_raise_the_legacy_errors(call, error, message):
             call(x)
 
 
-def test_a_placeholder_in_the_per_example_graph_is_named_in_the_error():
-    with tf.Graph().as_default():
-        x = compat_input.range_input_producer(4).dequeue()
-        scale = tf1.placeholder(tf.int32, [], name="scale")
-        with pytest.raises(
-            compat_input.CaptureError, match="placeholder 'scale'.*test_batching.py"
-        ):
-            compat_input.batch([x * scale], 2)
+def test_a_placeholder_in_the_per_example_graph_builds_with_legacy_shapes_and_fails_when_run():
+    def build(api):
+        x = api.range_input_producer(10, num_epochs=1, shuffle=False).dequeue()
+        rows = tf1.placeholder(tf.int64, [None, 3], name="scale")
+        sparse = tf.SparseTensor(
+            tf1.placeholder(tf.int64, [None, None], name="ids"),
+            tf1.placeholder(tf.float32, [None], name="weights"),
+            tf1.placeholder(tf.int64, [None], name="shape"),
+        )
+        return api.batch([x, sparse, tf.shape(rows)], 2)
+
+    legacy, compat = differential(build)
+    # Legacy built it, static shapes and all, and its runner failed on the placeholder
+    # (the program saw the queue close). compat_input builds the same, and names it.
+    assert compat.structure == legacy.structure
+    assert compat.values == legacy.values == []
+    assert legacy.error is tf.errors.OutOfRangeError
+    assert compat.error is tf.errors.InvalidArgumentError
+    assert any(f"placeholder \\'{n}\\'" in compat.error_message for n in ("scale", "ids"))
+    assert "test_batching.py" in compat.error_message
 
 
 @pytest.mark.parametrize("api", [legacy_api(), compat_api()], ids=lambda a: a.name)
@@ -499,3 +511,112 @@ def test_a_batch_size_fed_by_placeholder_is_refused_with_the_way_out():
             compat_input.CaptureError, match="batch_size is fed through a placeholder"
         ):
             compat_input.batch([x], size)
+
+
+def _limit_epochs_without_a_source(api):
+    return [api.limit_epochs(tf.constant([1, 2]), num_epochs=5)]
+
+
+def _count_up_to_a_resource_variable(api):
+    return [tf1.Variable(0, use_resource=True, name="counter").count_up_to(7)]
+
+
+def _count_up_to_a_reference_variable(api):
+    # TF1's default variables (disable_v2_behavior, as `compat-input run` runs programs).
+    return [tf1.Variable(0, use_resource=False, name="counter").count_up_to(7)]
+
+
+def _limit_epochs_beside_a_producer(api):
+    x = api.range_input_producer(10, num_epochs=1, shuffle=False).dequeue()
+    return [x + api.limit_epochs(tf.constant(5), num_epochs=4)]
+
+
+@pytest.mark.parametrize("allow_smaller", [True, False])
+@pytest.mark.parametrize(
+    "inputs",
+    [
+        _limit_epochs_without_a_source,
+        _count_up_to_a_resource_variable,
+        _count_up_to_a_reference_variable,
+        _limit_epochs_beside_a_producer,
+    ],
+)
+def test_out_of_range_inside_the_per_example_graph_ends_the_input_like_legacy(
+    inputs, allow_smaller
+):
+    def build(api):
+        return api.batch(inputs(api), 3, allow_smaller_final_batch=allow_smaller)
+
+    assert_same(build)
+
+
+@pytest.mark.parametrize("join", ["batch_join", "shuffle_batch_join"])
+def test_joins_over_a_counter_on_a_reference_variable_deliver_each_count_once(join):
+    def build(api):
+        x = _count_up_to_a_reference_variable(api)[0]
+        if join == "batch_join":
+            return api.batch_join([[x, -x], [x, -x]], 2, allow_smaller_final_batch=True)
+        return api.shuffle_batch_join([[x, -x], [x, -x]], 2, 10, 1, allow_smaller_final_batch=True)
+
+    legacy, compat = assert_same_examples(build)
+    assert sorted(x for step in compat.values for x in step[0]) == list(range(7))
+
+
+def _first_batch(api, sparse=False, as_dict=False):
+    x = api.range_input_producer(10, num_epochs=1, shuffle=False).dequeue()
+    if sparse:
+        tensors = [tf.sparse.from_dense(tf.reshape(tf.range(x + 1), [1, -1])), x]
+    else:
+        tensors = {"x": x, "y": x * 2} if as_dict else [x, x * 2]
+    return api.batch(tensors, 3, allow_smaller_final_batch=True)
+
+
+@pytest.mark.parametrize(
+    "second",
+    ["batch", "dict", "sparse", "maybe_vector", "maybe_scalar", "maybe_join_vector", "padded"],
+)
+def test_a_batcher_over_another_batchers_output_with_enqueue_many_like_legacy(second):
+    def build(api):
+        if second == "padded":
+            n = api.range_input_producer(5, num_epochs=1, shuffle=False).dequeue()
+            first = api.batch([tf.range(n)], 2, dynamic_pad=True)
+            return api.batch(
+                [first], 2, enqueue_many=True, dynamic_pad=True, allow_smaller_final_batch=True
+            )
+        first = _first_batch(api, sparse=second == "sparse", as_dict=second == "dict")
+        if second in ("batch", "dict", "sparse"):
+            return api.batch(first, 4, enqueue_many=True, allow_smaller_final_batch=True)
+        x = first[0]
+        if second == "maybe_scalar":
+            keep = tf.reduce_sum(x) > 5
+            return api.maybe_batch(
+                first, keep, 4, enqueue_many=True, allow_smaller_final_batch=True
+            )
+        keep = tf.equal(x % 2, 0)
+        if second == "maybe_vector":
+            return api.maybe_batch(
+                first, keep, 4, enqueue_many=True, allow_smaller_final_batch=True
+            )
+        return api.maybe_batch_join(
+            [first], keep, 4, enqueue_many=True, allow_smaller_final_batch=True
+        )
+
+    assert_same(build)
+
+
+@pytest.mark.parametrize("join", [False, True])
+def test_a_sparse_tensor_with_a_vector_keep_input_keeps_whole_rows_like_legacy(join):
+    def build(api):
+        x = api.range_input_producer(6, num_epochs=1, shuffle=False).dequeue()
+        rows = tf.stack([x * 10, x * 10 + 1, x * 10 + 2, x * 10 + 3])
+        sparse = tf.sparse.from_dense(tf.reshape(rows, [4, 1]))
+        keep = tf.constant([True, False, True, False])
+        if join:
+            return api.maybe_batch_join(
+                [[sparse, rows]], keep, 3, enqueue_many=True, allow_smaller_final_batch=True
+            )
+        return api.maybe_batch(
+            [sparse, rows], keep, 3, enqueue_many=True, allow_smaller_final_batch=True
+        )
+
+    assert_same(build)

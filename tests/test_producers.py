@@ -128,12 +128,16 @@ def test_string_input_producer_rejects_an_empty_list_at_build_time():
             compat_input.string_input_producer([])
 
 
-def test_string_input_producer_rejects_an_empty_tensor_at_run_time():
-    run = run_scenario(
-        compat_api(), lambda api: api.string_input_producer(tf.constant([], tf.string)).dequeue()
-    )
-    assert run.error is tf.errors.InvalidArgumentError
-    assert "requires a non-null input tensor" in run.error_message
+@pytest.mark.parametrize("batched", [False, True])
+def test_an_empty_string_tensor_at_run_time_ends_the_input_like_legacy(batched, capfd):
+    def build(api):
+        empty = tf.constant([], tf.string)
+        x = api.string_input_producer(empty, num_epochs=2).dequeue()
+        return api.batch([x], 2) if batched else x
+
+    run = assert_same(build)
+    assert run.values == [] and run.error is tf.errors.OutOfRangeError
+    assert "requires a non-null input tensor" in capfd.readouterr().err
 
 
 def test_epochs_local_variable_keeps_its_legacy_name():

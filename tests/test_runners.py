@@ -186,3 +186,36 @@ def test_closing_the_session_before_join_leaves_nothing_hanging():
         start = time.monotonic()
         coord.join(threads, stop_grace_period_secs=5)
         assert time.monotonic() - start < 2
+
+
+def _read_after_start(api, paths):
+    """Runs built inside the training loop, after the input started."""
+    with tf.Graph().as_default():
+        queue = api.string_input_producer(paths, num_epochs=1, shuffle=False)
+        files = api.string_input_producer(paths, num_epochs=1, shuffle=False)
+        first = queue.dequeue()
+        with tf1.Session() as sess:
+            sess.run(tf1.local_variables_initializer())
+            coord = tf1.train.Coordinator()
+            threads = api.start_queue_runners(sess, coord)
+            got = [sess.run(first)]
+            got.append(sess.run(queue.dequeue()))  # A dequeue made in the loop.
+            reader = api.TextLineReader()
+            key, _ = reader.read(files)  # A reader made in the loop, over a started queue.
+            got.extend(sess.run(key) for _ in range(3))
+            coord.request_stop()
+            coord.join(threads, stop_grace_period_secs=5)
+    return got
+
+
+def test_dequeues_and_reads_built_after_start_queue_runners_are_served_like_legacy(tmp_path):
+    paths = [str(tmp_path / name) for name in ("a.txt", "b.txt", "c.txt")]
+    for path in paths:
+        with open(path, "w") as f:
+            f.write("1\n2\n")
+    from helpers import compat_api
+    from helpers import legacy_api
+
+    legacy = _read_after_start(legacy_api(), paths)
+    compat = _read_after_start(compat_api(), paths)
+    assert compat == legacy

@@ -272,15 +272,47 @@ def _strip(node: node_def_pb2.NodeDef) -> None:
         del node.attr["_class"]
 
 
-def capture(targets: list, what: str) -> Captured:
-    """Captures the graph that computes `targets` from the registered sources."""
+def _failing(targets: list, error: errors.CaptureError) -> Captured:
+    """A capture that builds, with the targets' types and static shapes, and fails when run.
+
+    Legacy built a batcher over any graph and failed only when its queue runner ran an op
+    that could not run (a placeholder nobody feeds); so does this, with the error that names
+    the op, raised by the first `sess.run` that reads the pipeline.
+    """
+    message = str(error)
+
+    def fn(*flat_args):
+        del flat_args
+        check = tf.debugging.Assert(tf.constant(False), [message])
+        with tf.control_dependencies([check]):
+            return [
+                tf.zeros([d if d is not None else 0 for d in t.shape.as_list()], t.dtype)
+                if t.shape.rank is not None
+                else tf.zeros([], t.dtype)
+                for t in targets
+            ]
+
+    return Captured(sources=[], fn=fn, stateful=True)
+
+
+def capture(targets: list, what: str, defer_errors: bool = False) -> Captured:
+    """Captures the graph that computes `targets` from the registered sources.
+
+    `defer_errors`: a graph that cannot run inside tf.data is built anyway and raises its
+    CaptureError as InvalidArgumentError when run, as legacy failed only at run time.
+    """
     targets = list(targets)
     if not targets:
         return Captured(sources=[], fn=lambda *args: [])
     graph = targets[0].graph
     walk = _Walk(graph, what)
-    for t in targets:
-        walk.tensor(t)
+    try:
+        for t in targets:
+            walk.tensor(t)
+    except errors.CaptureError as error:
+        if not defer_errors:
+            raise
+        return _failing(targets, error)
 
     sources: list = []
     source_offsets: dict[int, int] = {}

@@ -153,7 +153,7 @@ def capture_list(tensors: list, keep, what: str, shapes: list, enqueue_many: boo
     targets = flat_targets(tensors)
     if keep is not True and keep is not False:
         targets.append(keep)
-    captured = capture_lib.capture(targets, what)
+    captured = capture_lib.capture(targets, what, defer_errors=True)
     return ExampleList(tensors, captured, True if keep is False else keep, shapes, enqueue_many)
 
 

@@ -52,6 +52,8 @@ class _GraphState:
         # Resource mirrors of reference-variable counters, by op name (capture.py).
         self.mirrors: dict[str, tf.Variable] = {}
         self.runner: Optional[_PipelineRunner] = None
+        # Sessions that started this graph's pipelines: one built later starts in them at once.
+        self.sessions: weakref.WeakSet = weakref.WeakSet()
         self.lock = threading.Lock()
 
 
@@ -92,6 +94,14 @@ class Pipeline:
         # (`with tf.control_dependencies([...])`): its state is made outside that context.
         with graph.control_dependencies(None):
             self._make(graph, dataset, name, serializable, ops)
+        # Built after the input was started (`queue.dequeue()` or `reader.read` inside the
+        # training loop): legacy's ops read queues that were already filling, so this one
+        # starts now in every session that started the graph's input.
+        for sess in list(graph_state(graph).sessions):
+            try:
+                start_pipelines(sess, graph)
+            except (RuntimeError, tf.errors.OpError):
+                pass  # A closed session: nothing to start.
 
     def _make(self, graph, dataset, name, serializable, ops) -> None:
         self.name = name
@@ -293,6 +303,7 @@ def start_pipelines(sess, graph: Optional[tf.Graph] = None) -> int:
     graph = graph or sess.graph
     state = graph_state(graph)
     with state.lock:
+        state.sessions.add(sess)
         pipelines = list(state.pipelines)
         variables = list(state.variables)
     checks = [p.is_started for p in pipelines] + [check for _, check in variables]

@@ -8,6 +8,7 @@ producer and ours yield the same order. The queue object the legacy function ret
 `InputQueue`: readers read from it, and its `dequeue*` methods pull from its own stream.
 """
 
+import sys
 from typing import Optional
 
 import tensorflow as tf
@@ -161,7 +162,9 @@ def epochs_dataset(
         return value if rows is None else rows(value)
 
     count = -1 if num_epochs is None else num_epochs
-    return tf.data.Dataset.from_tensors(tf.constant(0)).repeat(count).map(epoch).unbatch()
+    epochs = tf.data.Dataset.from_tensors(tf.constant(0)).repeat(count)
+    # The tf.compat.v1 map: an OutOfRangeError raised by `check` ends the input.
+    return tf1.data.Dataset.map(epochs, epoch).unbatch()
 
 
 def _producer_queue(
@@ -269,8 +272,8 @@ def string_input_producer(
 
     Differences: returns a queue-like `InputQueue` served by tf.data; accepts
     `match_filenames_once` results as resource variables too (legacy fails on them in TF 2);
-    an empty string tensor at run time raises InvalidArgumentError from `sess.run` instead of
-    closing the queue.
+    an empty string tensor at run time ends the input (OutOfRangeError, as legacy's closed
+    queue) and prints why to stderr.
     """
     del shared_name, cancel_op
     pipeline_lib.check_graph_mode("string_input_producer")
@@ -280,10 +283,22 @@ def string_input_producer(
     with tf1.name_scope(name, "input_producer", [string_tensor]) as scope:
         string_tensor = tf.convert_to_tensor(string_tensor, dtype=tf.string)
 
+        handle = pipeline_lib.state_variable(tf.constant(0, tf.int64), "empty_input").handle
+        message = (
+            f"compat_input: {not_null_err}; '{scope.rstrip('/')}' got an empty tensor, so "
+            "its input ends (legacy closed its queue: OutOfRangeError)."
+        )
+
         def check(value):
-            size_ok = tf.debugging.Assert(tf.greater(tf.size(value), 0), [not_null_err])
-            with tf.control_dependencies([size_ok]):
-                return tf.identity(value)
+            # Legacy's runner failed and closed the queue: dequeues raised OutOfRangeError.
+            # Here the message is printed and a count past its limit (0) ends the input.
+            def end():
+                with tf.control_dependencies([tf.print(message, output_stream=sys.stderr)]):
+                    stop = tf.raw_ops.ResourceCountUpTo(resource=handle, limit=0, T=tf.int64)
+                with tf.control_dependencies([stop]):
+                    return tf.identity(value)
+
+            return tf.cond(tf.size(value) > 0, lambda: tf.identity(value), end)
 
         queue = _producer_queue(
             string_tensor,

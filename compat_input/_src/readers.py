@@ -10,7 +10,6 @@ TensorFlow's own reader ops, which still work in graph mode.
 """
 
 import logging
-from typing import Optional
 
 import tensorflow as tf
 
@@ -18,6 +17,7 @@ from compat_input._src import input_files
 from compat_input._src import origins
 from compat_input._src import pipeline as pipeline_lib
 from compat_input._src import producers
+from compat_input._src import rereading
 from compat_input._src import tracing
 
 tf1 = tf.compat.v1
@@ -53,7 +53,7 @@ class ReaderBase:
             zero = tf.constant(0, tf.int64)
             self._produced = pipeline_lib.state_variable(zero, "records_produced")
             self._completed = pipeline_lib.state_variable(zero, "work_units_completed")
-            self.opened = origins.OpenedFiles(self._replay)
+            self.opened = origins.OpenedFiles(lambda path: rereading.replay(self._records, path))
             self.recent = origins.RecentRecords(_BLOCK)
 
     # -- what subclasses define -------------------------------------------------------------
@@ -74,6 +74,8 @@ class ReaderBase:
 
     @property
     def reader_ref(self):
+        if self._legacy is not None:
+            return self._legacy.reader_ref
         return self._produced.handle
 
     def _counted(self, work: tf.Tensor, index: tf.Tensor) -> tf.data.Dataset:
@@ -129,47 +131,9 @@ class ReaderBase:
             )
         return self._sources[key]
 
-    def _read_alone(self, path: str, take) -> Optional[tf.errors.OpError]:
-        """Reads `path` in a graph of its own, passing `take` each block of `(keys, values)`.
-
-        Returns the error reading it raised, or None when it read to the end. Nothing of the
-        program's graph is touched: no counters, no logs.
-        """
-        with tf.Graph().as_default():
-            records = self._records(tf.constant(path), lambda keys: tf.no_op())
-            element = tf1.data.make_one_shot_iterator(records.batch(_BLOCK)).get_next()
-            with tf1.Session() as sess:
-                try:
-                    while True:
-                        take(*sess.run(element))
-                except tf.errors.OutOfRangeError:
-                    return None
-                except tf.errors.OpError as error:
-                    return error
-
-    def _replay(self, path: str) -> Optional[tf.errors.OpError]:
-        return self._read_alone(path, lambda keys, values: None)
-
     def reread(self, keys: list) -> dict:
-        """The values of the records with these legacy keys, read again from their files.
-
-        Records a file no longer yields (it changed, or cannot be read) are left out.
-        """
-        wanted = set(keys)
-        found: dict = {}
-
-        def take(block_keys, values):
-            for key, value in zip(block_keys, values):
-                key = key.decode("utf-8", "replace")
-                if key in wanted:
-                    found[key] = value
-
-        for path in dict.fromkeys(self._work_item(k) for k in keys):
-            self._read_alone(path, take)
-        return found
-
-    def _work_item(self, key: str) -> str:
-        return key.rpartition(":")[0] if self._key_kind else key
+        """The values of the records with these legacy keys, read again (rereading.py)."""
+        return rereading.reread(self._records, keys, self._key_kind is not None)
 
     def _check_files(self, queue) -> None:
         """Errors at build time, where legacy failed later in a runner thread."""
@@ -197,24 +161,34 @@ class ReaderBase:
         keys, values = self._source(queue, up_to=num_records).element_tensors(name=name)
         return keys, values
 
+    # Over a hand-built queue the legacy reader does the reading (`read` above), so it also
+    # answers for its counters and state, as a legacy program expects.
+
+    def _answer(self, method: str, ours, *args, name=None):
+        if self._legacy is not None:
+            return getattr(self._legacy, method)(*args, name=name)
+        return ours()
+
+    def _unsupported(self, what: str):
+        raise tf.errors.UnimplementedError(
+            None, None, f"{type(self).__name__} does not support {what} its state."
+        )
+
     def num_records_produced(self, name=None):
-        return self._produced.read_value()
+        return self._answer("num_records_produced", self._produced.read_value, name=name)
 
     def num_work_units_completed(self, name=None):
-        return self._completed.read_value()
+        return self._answer("num_work_units_completed", self._completed.read_value, name=name)
 
     def reset(self, name=None):
-        return tf.no_op(name=name)
+        return self._answer("reset", lambda: tf.no_op(name=name), name=name)
 
     def serialize_state(self, name=None):
-        raise tf.errors.UnimplementedError(
-            None, None, f"{type(self).__name__} does not support serializing its state."
-        )
+        return self._answer("serialize_state", lambda: self._unsupported("serializing"), name=name)
 
     def restore_state(self, state, name=None):
-        raise tf.errors.UnimplementedError(
-            None, None, f"{type(self).__name__} does not support restoring its state."
-        )
+        unsupported = lambda: self._unsupported("restoring")  # noqa: E731
+        return self._answer("restore_state", unsupported, state, name=name)
 
 
 class TextLineReader(ReaderBase):
