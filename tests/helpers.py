@@ -48,10 +48,10 @@ def plain(value: Any) -> Any:
     """Fetched values as comparable Python data."""
     if isinstance(value, dict):
         return {k: plain(v) for k, v in sorted(value.items())}
+    if isinstance(value, tf1.SparseTensorValue):  # A namedtuple: before tuples.
+        return ("sparse", plain(value.indices), plain(value.values), plain(value.dense_shape))
     if isinstance(value, (list, tuple)):
         return [plain(v) for v in value]
-    if isinstance(value, tf1.SparseTensorValue):
-        return ("sparse", plain(value.indices), plain(value.values), plain(value.dense_shape))
     if isinstance(value, np.ndarray):
         return value.tolist()
     if isinstance(value, np.generic):

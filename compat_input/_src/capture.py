@@ -32,10 +32,10 @@ from tensorflow.core.framework import graph_pb2
 from tensorflow.core.framework import node_def_pb2
 
 from compat_input._src import errors
+from compat_input._src import hand_built_queues
 from compat_input._src import op_kinds
 from compat_input._src import pipeline as pipeline_lib
 from compat_input._src import tf_internals
-from compat_input._src import tracing
 
 tf1 = tf.compat.v1
 
@@ -123,50 +123,6 @@ def _is_ref(tensor: tf.Tensor) -> bool:
     return tf_internals.is_ref_dtype(tensor.dtype)
 
 
-@tracing.without_autograph
-def _queue_source(op: tf.Operation) -> pipeline_lib.Source:
-    """A dequeue from a hand-built queue, served as a source that ends with the queue."""
-    handle = op.inputs[0]
-    types = [t.dtype for t in op.outputs]
-    shapes = [t.shape for t in op.outputs]
-    many = op.type != "QueueDequeueV2"
-    count = op.inputs[1] if many else None
-    needed = 1 if count is None else count
-
-    def pull(_):
-        closed = tf.raw_ops.QueueIsClosedV2(handle=handle)
-        drained = tf.logical_and(closed, tf.raw_ops.QueueSizeV2(handle=handle) < needed)
-
-        def stop():
-            return [tf.constant(False)] + [
-                tf.zeros([d if d is not None else 0 for d in s] if s.rank is not None else [], t)
-                for t, s in zip(types, shapes)
-            ]
-
-        def take():
-            raw = getattr(tf.raw_ops, op.type)
-            kwargs = {"handle": handle, "component_types": types}
-            if many:
-                kwargs["n"] = count
-            return [tf.constant(True)] + list(raw(**kwargs))
-
-        return tuple(tf.cond(drained, stop, take))
-
-    dataset = (
-        tf.data.Dataset.from_tensors(tf.constant(0))
-        .repeat()
-        .map(pull)
-        # A dequeue that blocked on an open queue fails when the queue is closed under it;
-        # that element is dropped and the next pull sees the queue closed and drained.
-        .apply(tf.data.experimental.ignore_errors())
-        .take_while(lambda ok, *_: ok)
-        .map(lambda ok, *values: tuple(tf.ensure_shape(v, s) for v, s in zip(values, shapes)))
-    )
-    source = pipeline_lib.Source(name=op.name, dataset=dataset, serializable=False)
-    source.register(list(op.outputs))
-    return source
-
-
 def _mirror(counter: tf.Operation) -> tf.Variable:
     """A resource variable that counts for `count_up_to` on a reference variable.
 
@@ -220,7 +176,7 @@ class _Walk:
                 self.counters[op.name] = op
                 continue
             if op.type in _QUEUE_DEQUEUES:
-                source = _queue_source(op)
+                source = hand_built_queues.source(op)
                 self.boundary[t.name] = ("source", (source, list(op.outputs).index(t)))
                 continue
             self._op(op, stack)
