@@ -550,6 +550,27 @@ def test_out_of_range_inside_the_per_example_graph_ends_the_input_like_legacy(
     assert_same(build)
 
 
+@pytest.mark.parametrize(
+    "batcher", ["batch_threads", "maybe_batch", "shuffle_batch", "dict", "dynamic_pad"]
+)
+def test_out_of_range_inside_the_per_example_graph_ends_every_batcher_like_legacy(batcher):
+    def build(api):
+        x = _count_up_to_a_reference_variable(api)[0]
+        pair = [x, tf.strings.as_string(x)]
+        if batcher == "batch_threads":
+            return api.batch(pair, 3, num_threads=3, allow_smaller_final_batch=True)
+        if batcher == "maybe_batch":
+            return api.maybe_batch(pair, x % 2 > 0, 2, allow_smaller_final_batch=True)
+        if batcher == "shuffle_batch":
+            return api.shuffle_batch(pair, 2, 10, 2, allow_smaller_final_batch=True)
+        if batcher == "dict":
+            return api.batch({"x": x, "s": pair[1]}, 3, allow_smaller_final_batch=True)
+        return api.batch([tf.range(x)], 3, dynamic_pad=True, allow_smaller_final_batch=True)
+
+    # Several threads or a shuffle: legacy's order was its own; whole examples, sizes, end.
+    assert_same_examples(build)
+
+
 @pytest.mark.parametrize("join", ["batch_join", "shuffle_batch_join"])
 def test_joins_over_a_counter_on_a_reference_variable_deliver_each_count_once(join):
     def build(api):
