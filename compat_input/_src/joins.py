@@ -62,8 +62,7 @@ def files_side_by_side(lists: list, parallel: dict, skipping: bool, logs: list) 
     interleaved = files.interleave(
         lambda k, item: reader.records(k, item).map(lambda *r: (k,) + tuple(r)),
         cycle_length=count,
-        block_length=1,
-        deterministic=True,
+        block_length=1,  # Sequential, so deterministic: one record of each file in turn.
     )
     if parallel and all(item.vectorizable() for item in lists):
         blocks = vectorize.map_blocks(
