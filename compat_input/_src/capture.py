@@ -36,6 +36,7 @@ from compat_input._src import hand_built_queues
 from compat_input._src import op_kinds
 from compat_input._src import pipeline as pipeline_lib
 from compat_input._src import tf_internals
+from compat_input._src import tracing
 
 tf1 = tf.compat.v1
 
@@ -151,7 +152,6 @@ class _Walk:
         # tensor name -> ("source", (Source, index)) | ("outer", tensor)
         #   | ("counter", (CountUpTo op, mirror variable))
         self.boundary: dict[str, tuple[str, Any]] = {}
-        self.counters: dict[str, tf.Operation] = {}
 
     def tensor(self, tensor: tf.Tensor) -> None:
         stack = [tensor]
@@ -173,7 +173,6 @@ class _Walk:
                 continue
             if op.type == "CountUpTo" and _is_ref(op.inputs[0]):
                 self.boundary[t.name] = ("counter", (op, _mirror(op)))
-                self.counters[op.name] = op
                 continue
             if op.type in _QUEUE_DEQUEUES:
                 source = hand_built_queues.source(op)
@@ -241,12 +240,7 @@ def _failing(targets: list, error: errors.CaptureError) -> Captured:
         del flat_args
         check = tf.debugging.Assert(tf.constant(False), [message])
         with tf.control_dependencies([check]):
-            return [
-                tf.zeros([d if d is not None else 0 for d in t.shape.as_list()], t.dtype)
-                if t.shape.rank is not None
-                else tf.zeros([], t.dtype)
-                for t in targets
-            ]
+            return [tracing.stand_in(t.shape, t.dtype) for t in targets]
 
     return Captured(sources=[], fn=fn, stateful=True)
 
@@ -321,7 +315,8 @@ def capture(targets: list, what: str, defer_errors: bool = False) -> Captured:
         imported = iter(imported)
         return [input_map[t.name] if t.name in input_map else next(imported) for t in targets]
 
-    ops = tuple(walk.ops.values()) + tuple(op for op in walk.counters.values())
+    counters = tuple(payload[0] for kind, payload in walk.boundary.values() if kind == "counter")
+    ops = tuple(walk.ops.values()) + counters
     stateful = any(op_kinds.order_sensitive(op) for op in ops)
     passthrough = len(sources) == 1 and [walk.boundary.get(t.name) for t in targets] == [
         ("source", (sources[0], i))

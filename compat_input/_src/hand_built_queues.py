@@ -26,10 +26,7 @@ def source(op: tf.Operation) -> pipeline_lib.Source:
         drained = tf.logical_and(closed, tf.raw_ops.QueueSizeV2(handle=handle) < needed)
 
         def stop():
-            return [tf.constant(False)] + [
-                tf.zeros([d if d is not None else 0 for d in s] if s.rank is not None else [], t)
-                for t, s in zip(types, shapes)
-            ]
+            return [tf.constant(False)] + [tracing.stand_in(s, t) for t, s in zip(types, shapes)]
 
         def take():
             raw = getattr(tf.raw_ops, op.type)

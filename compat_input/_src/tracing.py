@@ -3,6 +3,8 @@
 import functools
 from collections.abc import Callable
 
+import tensorflow as tf
+
 from compat_input._src import tf_internals
 
 _ag_ctx = tf_internals.ag_ctx
@@ -24,3 +26,11 @@ def without_autograph(build: Callable) -> Callable:
             return build(*args, **kwargs)
 
     return wrapper
+
+
+def stand_in(shape: tf.TensorShape, dtype: tf.DType) -> tf.Tensor:
+    """Zeros of `shape` (unknown sizes 0, unknown rank a scalar): a value of the right
+    type and rank for a branch of our functions that never hands it on."""
+    if shape.rank is None:
+        return tf.zeros([], dtype)
+    return tf.zeros([d if d is not None else 0 for d in shape.as_list()], dtype)
