@@ -28,6 +28,23 @@ logger = logging.getLogger("compat_input")
 _BLOCK = 256
 
 
+def _after(op: tf.Operation, value=True) -> tf.Tensor:
+    # A branch of tf.cond returns a tensor; this one runs `op` first.
+    with tf.control_dependencies([op]):
+        return tf.constant(value)
+
+
+def _records_from(path: tf.Tensor, offset: tf.Tensor, compression: str) -> tf.data.Dataset:
+    """The records of a TFRecord file from a byte offset on (no public API takes one)."""
+    variant = tf.raw_ops.TFRecordDatasetV2(
+        filenames=tf.reshape(path, [1]),
+        compression_type=compression,
+        buffer_size=tf.constant(256 * 1024, tf.int64),
+        byte_offsets=tf.reshape(tf.cast(offset, tf.int64), [1]),
+    )
+    return tf.data.experimental.from_variant(variant, tf.TensorSpec([], tf.string))
+
+
 def _key(work: tf.Tensor, position: tf.Tensor) -> tf.Tensor:
     return tf.strings.join([work, tf.strings.as_string(position)], separator=":")
 
@@ -53,13 +70,20 @@ class ReaderBase:
             zero = tf.constant(0, tf.int64)
             self._produced = pipeline_lib.state_variable(zero, "records_produced")
             self._completed = pipeline_lib.state_variable(zero, "work_units_completed")
+            # The record a reader is opening a file at, while it does: an error raised
+            # there is named by it at once (origins.py).
+            self.reading = pipeline_lib.state_variable(tf.constant(""), "reading")
             self.opened = origins.OpenedFiles(lambda path: rereading.replay(self._records, path))
             self.recent = origins.RecentRecords(_BLOCK)
 
     # -- what subclasses define -------------------------------------------------------------
 
-    def _records(self, work: tf.Tensor, bump) -> tf.data.Dataset:
-        """The `(key, value)` records of one work item; run `bump(keys)` as records pass."""
+    def _records(self, work: tf.Tensor, bump, note=None) -> tf.data.Dataset:
+        """The `(key, value)` records of one work item; run `bump(keys)` as records pass.
+
+        Readers that open a file again to check its end run `note(key)` before (the
+        record it opens at) and `note("")` after, when given.
+        """
         raise NotImplementedError
 
     def _legacy_reader(self):
@@ -105,8 +129,13 @@ class ReaderBase:
             ):
                 return tf.constant(False)
 
+        reading = self.reading.handle
+
+        def note(key):
+            return tf.raw_ops.AssignVariableOp(resource=reading, value=key)
+
         done = tf.data.Dataset.from_tensors((tf.constant(""), tf.constant(""))).filter(finish)
-        return self._records(work, bump).concatenate(done)
+        return self._records(work, bump, note).concatenate(done)
 
     @tracing.without_autograph
     def _source(self, queue, up_to=None) -> pipeline_lib.Source:
@@ -130,6 +159,12 @@ class ReaderBase:
                 origins=origins.Origins(readers=[self]),
             )
         return self._sources[key]
+
+    def check_at(self, key: str):
+        """The error reading again where a noted check was made raises now (readers that
+        note one define this), or None."""
+        del key
+        return None
 
     def reread(self, keys: list) -> dict:
         """The values of the records with these legacy keys, read again (rereading.py)."""
@@ -209,7 +244,7 @@ class TextLineReader(ReaderBase):
     def _legacy_kwargs(self):
         return {"skip_header_lines": self._skip or None, "name": self._name}
 
-    def _records(self, work, bump):
+    def _records(self, work, bump, note=None):
         skip = self._skip
 
         def block(index, lines):
@@ -242,6 +277,25 @@ class TFRecordReader(ReaderBase):
     def _legacy_kwargs(self):
         return {"name": self._name, "options": self._options}
 
+    def check_at(self, key: str):
+        """The error reading the record at `key` (`file:offset`) raises now, or None."""
+        path, _, offset = key.rpartition(":")
+        with tf.Graph().as_default():
+            # Made inside a function: TFRecordDatasetV2 cannot be serialized (TF 2.21), and a
+            # dataset is serialized to be optimized.
+            record = tf.data.Dataset.from_tensors(tf.constant(path)).flat_map(
+                lambda path: _records_from(path, int(offset), self._compression).take(1)
+            )
+            element = tf1.data.make_one_shot_iterator(record).get_next()
+            with tf1.Session() as sess:
+                try:
+                    sess.run(element)
+                except tf.errors.OutOfRangeError:
+                    return None
+                except tf.errors.OpError as error:
+                    return error
+        return None
+
     def _check_file(self, path, head):
         if self._compression:
             return
@@ -253,18 +307,43 @@ class TFRecordReader(ReaderBase):
                 "pass options=tf.io.TFRecordOptions(compression_type='GZIP').",
             )
 
-    def _records(self, work, bump):
+    def _records(self, work, bump, note=None):
+        # A damaged record must not take the good records of its block down with it (a
+        # batch that fails loses what it gathered): the records are read up to the damage
+        # (ignore_errors ends a TFRecord file at its first error), and once they are all
+        # delivered, the file is opened again where reading stopped. At the end of a whole
+        # file that reads nothing; at damage it raises TensorFlow's own error, as legacy.
         records = tf.data.TFRecordDataset(work, compression_type=self._compression)
+        blocks = records.apply(tf.data.experimental.ignore_errors()).batch(_BLOCK)
+        end = tf.data.Dataset.from_tensors(tf.zeros([0], tf.string))
+        blocks = blocks.map(lambda b: (False, b)).concatenate(end.map(lambda b: (True, b)))
+        compression = self._compression
+        note = note or (lambda key: tf.no_op())
 
-        def block(start, records):
+        def block(start, element):
+            at_end, records = element
             # Each record takes 8 (length) + 4 (crc) + data + 4 (crc) bytes of the stream.
             sizes = tf.cast(tf.strings.length(records), tf.int64) + 16
             keys = _key(work, start + tf.cumsum(sizes, exclusive=True))
-            with tf.control_dependencies([bump(keys)]):
+            with tf.control_dependencies(
+                [tf.cond(at_end, lambda: True, lambda: _after(bump(keys)))]
+            ):
                 keys = tf.identity(keys)
-            return start + tf.reduce_sum(sizes), (keys, records)
+            return start + tf.reduce_sum(sizes), (at_end, start, keys, records)
 
-        return records.batch(_BLOCK).scan(tf.constant(0, tf.int64), block).unbatch()
+        def expand(at_end, offset, keys, records):
+            # The end marker opens the file at `offset`; a record block is just its records.
+            # The note (kept: the stream may run on after an error) lets an error be named
+            # by reading that one record again (origins.py), not the whole file.
+            with tf.control_dependencies(
+                [tf.cond(at_end, lambda: _after(note(_key(work, offset))), lambda: True)]
+            ):
+                rest = _records_from(work, offset, compression)
+            rest = rest.take(tf.cast(at_end, tf.int64)).filter(lambda _: False)
+            rest = rest.map(lambda value: (value, value))  # Never reached: filtered out.
+            return tf.data.Dataset.from_tensor_slices((keys, records)).concatenate(rest)
+
+        return blocks.scan(tf.constant(0, tf.int64), block).flat_map(expand)
 
 
 class FixedLengthRecordReader(ReaderBase):
@@ -328,7 +407,7 @@ class FixedLengthRecordReader(ReaderBase):
                 self._record_bytes,
             )
 
-    def _records(self, work, bump):
+    def _records(self, work, bump, note=None):
         if self._whole_records and not self._hop:
             return self._streamed(work, bump)
         content = tf.io.read_file(work)
@@ -369,7 +448,7 @@ class WholeFileReader(ReaderBase):
     _default_name = "WholeFileReader"
     supports_serialize = True
 
-    def _records(self, work, bump):
+    def _records(self, work, bump, note=None):
         with tf.control_dependencies([bump(work)]):
             return tf.data.Dataset.from_tensors((tf.identity(work), tf.io.read_file(work)))
 
@@ -382,7 +461,7 @@ class IdentityReader(ReaderBase):
     _reads_files = False
     supports_serialize = True
 
-    def _records(self, work, bump):
+    def _records(self, work, bump, note=None):
         with tf.control_dependencies([bump(work)]):
             work = tf.identity(work)
         return tf.data.Dataset.from_tensors((work, work))
