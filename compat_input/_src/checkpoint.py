@@ -59,8 +59,11 @@ class _PipelineSaveable(saveable_object.SaveableObject):
 
     def restore(self, restored_tensors, restored_shapes):
         del restored_shapes
-        # Deserializing needs an initialized iterator (it restores into its dataset).
-        with tf.control_dependencies([self._pipeline.iterator.initializer]):
+        # Deserializing needs an initialized iterator (it restores into its dataset), and
+        # the state variables its datasets' functions touch as they are rebuilt (restored
+        # before start_queue_runners, the usual TF1 order, nothing has initialized them).
+        state = self._pipeline.state_initialized()
+        with tf.control_dependencies([self._pipeline.iterator.initializer, state]):
             restore = tf.raw_ops.DeserializeIterator(
                 resource_handle=self.op, serialized=restored_tensors[0]
             )

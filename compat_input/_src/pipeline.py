@@ -133,6 +133,11 @@ class Pipeline:
         self.serializable = serializable
         checkpoint.add_saveable(self, list(ops))
 
+    def state_initialized(self) -> tf.Operation:
+        """Initializes the graph's state variables not yet initialized (see
+        `state_initialized`), for a restore that comes before the start."""
+        return state_initialized(graph=self.iterator.initializer.graph)
+
     def get_next(self, name: Optional[str] = None) -> Any:
         """The next element, in the dataset's structure; each run pulls one element."""
         # The read itself waits for the check, or an unstarted iterator fails first.
@@ -235,20 +240,28 @@ def self_initializing(dataset: tf.data.Dataset, graph: tf.Graph) -> tf.data.Data
         return dataset
 
     def initialize(_):
-        steps = []
-        for v in variables:
-            initialized = tf.raw_ops.VarIsInitializedOp(resource=v.handle)
-            steps.append(
-                tf.cond(
-                    initialized,
-                    lambda: tf.constant(True),
-                    lambda v=v: _assigned(v),
-                )
-            )
-        with tf.control_dependencies(steps):
+        with tf.control_dependencies([state_initialized(variables)]):
             return tf.constant(0)
 
     return tf.data.Dataset.from_tensors(0).map(initialize).flat_map(lambda _: dataset)
+
+
+def state_initialized(variables: Optional[list] = None, graph: Optional[tf.Graph] = None):
+    """An op that initializes those of `variables` (default: the graph's state variables)
+    not yet initialized, leaving the others as they are."""
+    if variables is None:
+        state = graph_state(graph or tf1.get_default_graph())
+        with state.lock:
+            variables = list(state.state_variables)
+    steps = [
+        tf.cond(
+            tf.raw_ops.VarIsInitializedOp(resource=v.handle),
+            lambda: tf.constant(True),
+            lambda v=v: _assigned(v),
+        )
+        for v in variables
+    ]
+    return tf.group(*steps)
 
 
 def _assigned(variable: tf.Variable) -> tf.Tensor:

@@ -1,0 +1,188 @@
+"""Faults and restarts: each program runs on legacy queues and on compat_input, and the test
+asserts both outcomes, what legacy does and what compat_input does better. Nothing legacy
+delivers may be lost."""
+
+import os
+
+import hypothesis
+import hypothesis.strategies as st
+import pytest
+import tensorflow as tf
+
+import compat_input
+from helpers import compat_api
+from helpers import differential
+from helpers import examples
+from helpers import legacy_api
+from helpers import run_scenario
+from helpers import write_tfrecords
+
+tf1 = tf.compat.v1
+
+# Each record is 8 (length) + 4 (crc) + data + 4 (crc) bytes.
+_DATA = 20
+_STRIDE = _DATA + 16
+
+
+def _records(first: int, count: int) -> list:
+    return [b"r%05d" % i + b"x" * (_DATA - 6) for i in range(first, first + count)]
+
+
+def _damage(path: str, kind: str, record: int, compression) -> None:
+    """Flips a data bit of record `record`, or cuts the file inside it."""
+    data = bytearray(open(path, "rb").read())
+    if compression:  # Only a cut makes sense inside a compressed stream.
+        data = data[: len(data) * record // 400]
+    elif kind == "flip":
+        data[record * _STRIDE + 12 + 3] ^= 0x10
+    elif kind == "length":
+        data[record * _STRIDE + 1] ^= 0x01
+    else:
+        data = data[: record * _STRIDE + 9]
+    open(path, "wb").write(bytes(data))
+
+
+def _tensorflow_error(path, compression):
+    """The error TensorFlow's own TFRecordDataset raises reading `path`, or None."""
+    with tf.Graph().as_default():
+        dataset = tf.data.TFRecordDataset(path, compression_type=compression or "")
+        element = tf1.data.make_one_shot_iterator(dataset).get_next()
+        with tf1.Session() as sess:
+            try:
+                while True:
+                    sess.run(element)
+            except tf.errors.OutOfRangeError:
+                return None
+            except tf.errors.OpError as error:
+                return type(error)
+
+
+def _tfrecord_batches(files, batch_size, threads=1, compression=None, allow_smaller=False):
+    options = tf1.io.TFRecordOptions(compression_type=compression) if compression else None
+
+    def build(api):
+        queue = api.string_input_producer(files, num_epochs=1, shuffle=False)
+        key, value = api.TFRecordReader(options=options).read(queue)
+        return api.batch(
+            [key, value], batch_size, num_threads=threads, allow_smaller_final_batch=allow_smaller
+        )
+
+    return build
+
+
+@hypothesis.settings(max_examples=10, deadline=None, derandomize=True)
+@hypothesis.given(
+    kind=st.sampled_from(["flip", "length", "cut"]),
+    record=st.integers(1, 299),
+    compression=st.sampled_from([None, "GZIP"]),
+    damaged_first=st.booleans(),
+    batch_size=st.sampled_from([1, 7, 10, 64]),
+)
+def test_no_record_before_damage_is_lost(
+    tmp_path_factory, kind, record, compression, damaged_first, batch_size
+):
+    tmp = tmp_path_factory.mktemp("damage")
+    damaged = write_tfrecords(str(tmp / "damaged.tfr"), _records(0, 300), compression)
+    good = write_tfrecords(str(tmp / "good.tfr"), _records(1000, 100), compression)
+    _damage(damaged, kind, record, compression)
+    files = [damaged, good] if damaged_first else [good, damaged]
+    build = _tfrecord_batches(files, batch_size, compression=compression)
+    legacy, compat = differential(build, steps=1000)
+    # Legacy: the reader thread dies at the damage and the queue closes: every full batch
+    # read before it, then the end of input.
+    assert legacy.error is tf.errors.OutOfRangeError
+    assert examples(compat) == examples(legacy)
+    # compat_input: the same examples, then TensorFlow's own error for the damage (a cut
+    # that leaves a stream TensorFlow reads as empty and whole is no damage to it).
+    damage = _tensorflow_error(damaged, compression)
+    assert compat.error is (damage or tf.errors.OutOfRangeError), compat.error_message[-300:]
+    if not compression:
+        before = record if damaged_first else 100 + record
+        assert len(examples(legacy)) == before - before % batch_size
+
+
+def test_a_damaged_record_is_named_by_file_and_offset(tmp_path):
+    path = write_tfrecords(str(tmp_path / "d.tfr"), _records(0, 300))
+    _damage(path, "flip", 150, None)
+    build = _tfrecord_batches([path], 10)
+    legacy = run_scenario(legacy_api(), build)
+    compat = run_scenario(compat_api(), build, install=True)
+    assert len(examples(legacy)) == len(examples(compat)) == 150
+    first_line = compat.error_message.splitlines()[0]
+    assert f"{path} at byte offset {150 * _STRIDE}" in first_line, first_line
+    assert "corrupted record" in compat.error_message  # TensorFlow's own words kept.
+
+
+# -- restore, then start: the usual TF1 order ----------------------------------------------
+
+
+def _reader_input(api, kind, tmp):
+    if kind == "tfrecord":
+        path = write_tfrecords(os.path.join(tmp, "in.tfr"), _records(0, 60))
+        _, value = api.TFRecordReader().read(api.string_input_producer([path], shuffle=False))
+    elif kind == "text":
+        path = os.path.join(tmp, "in.csv")
+        with open(path, "w") as f:
+            f.write("".join(f"{i}\n" for i in range(60)))
+        _, value = api.TextLineReader().read(api.string_input_producer([path], shuffle=False))
+    else:
+        value = tf.strings.as_string(api.range_input_producer(60, shuffle=False).dequeue())
+    return api.batch([value], 5)
+
+
+def _train(api, kind, tmp, ckpt_dir, steps, monitored, install=False):
+    """A TF1 training program: restore if a checkpoint exists, start queue runners, train
+    `steps` steps, checkpoint. Returns the batches it read."""
+    with tf.Graph().as_default():
+        batch = _reader_input(api, kind, tmp)
+        step = tf1.train.get_or_create_global_step()
+        train = tf1.assign_add(step, 1)
+        if install:
+            compat_input.install()
+        try:
+            if monitored:
+                with tf1.train.MonitoredTrainingSession(
+                    checkpoint_dir=ckpt_dir,
+                    save_checkpoint_steps=1,
+                    save_summaries_steps=None,
+                    log_step_count_steps=None,
+                ) as sess:
+                    return [sess.run([batch, train])[0].tolist() for _ in range(steps)]
+            saver = tf1.train.Saver()
+            path = os.path.join(ckpt_dir, "model")
+            with tf1.Session() as sess:
+                sess.run([tf1.global_variables_initializer(), tf1.local_variables_initializer()])
+                if os.path.exists(path + ".index"):
+                    saver.restore(sess, path)
+                coord = tf1.train.Coordinator()
+                threads = api.start_queue_runners(sess, coord=coord)
+                read = [sess.run([batch, train])[0].tolist() for _ in range(steps)]
+                saver.save(sess, path)
+                coord.request_stop()
+                coord.join(threads)
+                return read
+        finally:
+            compat_input.uninstall()
+
+
+@pytest.mark.parametrize("kind", ["tfrecord", "text", "range"])
+@pytest.mark.parametrize("monitored", [False, True], ids=["saver", "monitored"])
+def test_restore_then_start_resumes_where_the_checkpoint_was_taken(tmp_path, kind, monitored):
+    runs = {}
+    for api in (legacy_api(), compat_api()):
+        ckpt = str(tmp_path / api.name / "ckpt")
+        data = str(tmp_path / api.name)
+        os.makedirs(ckpt)
+        runs[api.name] = (
+            _train(api, kind, data, ckpt, 3, monitored),
+            _train(api, kind, data, ckpt, 3, monitored),
+        )
+    (legacy_first, legacy_again), (first, again) = runs["legacy"], runs["compat"]
+    # Legacy kept no position: after the restart the input starts over.
+    assert legacy_again == legacy_first
+    # compat_input: the first run reads what legacy reads; the restart goes on from there.
+    assert first == legacy_first
+    uninterrupted = run_scenario(
+        legacy_api(), lambda api: _reader_input(api, kind, str(tmp_path / "legacy")), steps=6
+    )
+    assert first + again == uninterrupted.values
