@@ -186,3 +186,38 @@ def test_restore_then_start_resumes_where_the_checkpoint_was_taken(tmp_path, kin
         legacy_api(), lambda api: _reader_input(api, kind, str(tmp_path / "legacy")), steps=6
     )
     assert first + again == uninterrupted.values
+
+
+def test_a_file_name_that_is_not_utf8_is_read(tmp_path):
+    path = os.path.join(os.fsencode(str(tmp_path)), b"data-\xff\xfe.txt")
+    with open(path, "wb") as f:
+        f.write(b"a\nb\nc\n")
+
+    def build(api):
+        queue = api.string_input_producer([path], num_epochs=1, shuffle=False)
+        return api.batch(list(api.TextLineReader().read(queue)), 2, allow_smaller_final_batch=True)
+
+    legacy, compat = differential(build)
+    assert [v for step in legacy.values for v in step[1]] == [b"a", b"b", b"c"]
+    assert compat.values == legacy.values and compat.error == legacy.error
+
+
+def test_a_pipeline_run_before_it_was_started_says_so_first(installed):
+    outcomes = {}
+    for api in (legacy_api(), compat_api()):
+        if api.name == "legacy":
+            compat_input.uninstall()
+        else:
+            compat_input.install()
+        with tf.Graph().as_default():
+            batch = api.batch([api.range_input_producer(10).dequeue()], 2)
+            config = tf1.ConfigProto(operation_timeout_in_ms=1500)
+            with tf1.Session(config=config) as sess:
+                with pytest.raises(tf.errors.OpError) as raised:
+                    sess.run(batch)  # No start_queue_runners.
+        outcomes[api.name] = raised.value
+    # Legacy waits on an empty queue forever (here: until the operation timeout).
+    assert isinstance(outcomes["legacy"], tf.errors.DeadlineExceededError)
+    first = outcomes["compat"].message.splitlines()[0]
+    assert first.startswith("compat_input pipeline 'batch' was never started in this session")
+    assert "start_queue_runners(sess)" in first

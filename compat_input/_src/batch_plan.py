@@ -327,18 +327,10 @@ def assemble(plan: BatchPlan, logs: list) -> tf.data.Dataset:
     return prefetch_batches(plan, batch_examples(plan, dataset))
 
 
-def _summary_tag(plan: BatchPlan) -> str:
-    if plan.shuffle is None:
-        return f"fraction_of_{plan.capacity}_full"
-    after = plan.shuffle.min_after_dequeue
-    return f"fraction_over_{after}_of_{plan.capacity - after}_full"
-
-
 def serve(plan: BatchPlan) -> Any:
     """Builds the plan's pipeline; its next batch in the legacy structure and shapes."""
     logs: list = []
     dataset = assemble(plan, logs)
-    pipeline_lib.fill_summary(_summary_tag(plan))
     sources = [s for item in plan.lists for s in item.sources]
     source = pipeline_lib.Source(
         name=plan.scope.rstrip("/"),

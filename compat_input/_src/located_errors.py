@@ -27,9 +27,31 @@ _LOCATED = (
 )
 
 
+# The assertion a pipeline run before it was started fails with (pipeline.py).
+# TensorFlow prints an Assert's message with its quotes escaped.
+_NEVER_STARTED = re.compile(
+    r"compat_input pipeline \\?'.*? was never started in this session:[^\]]*"
+)
+
+
+def _again(error: tf.errors.OpError, first_line: str) -> Optional[tf.errors.OpError]:
+    """`error`, same type, with `first_line` before TensorFlow's message."""
+    try:
+        located = type(error)(error.node_def, error.op, f"{first_line}\n{error.message}")
+    except TypeError:
+        return None
+    located._compat_input_located = True
+    return located
+
+
 def _locate(sess, fetches, error: tf.errors.OpError, run) -> Optional[tf.errors.OpError]:
     """`error` again, its message starting with the record it came from; None if unknown."""
-    if not isinstance(error, _LOCATED) or getattr(error, "_compat_input_located", False):
+    if getattr(error, "_compat_input_located", False):
+        return None
+    never_started = _NEVER_STARTED.search(error.message)
+    if never_started:  # The fix first, not after "Graph execution error:" and a stack.
+        return _again(error, never_started.group(0).replace("\\'", "'"))
+    if not isinstance(error, _LOCATED):
         return None
     pipelines = [p for p in pipeline_lib.pipelines_behind(fetches) if p.origins is not None]
     named = [
@@ -48,13 +70,7 @@ def _locate(sess, fetches, error: tf.errors.OpError, run) -> Optional[tf.errors.
         return None  # A closed session, state never initialized: the error stays as it was.
     if where is None:
         return None
-    message = f"compat_input pipeline '{pipeline.name}' {where}:\n{error.message}"
-    try:
-        located = type(error)(error.node_def, error.op, message)
-    except TypeError:
-        return None
-    located._compat_input_located = True
-    return located
+    return _again(error, f"compat_input pipeline '{pipeline.name}' {where}:")
 
 
 def raise_located(sess, fetches, error: tf.errors.OpError) -> None:

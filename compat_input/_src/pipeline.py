@@ -196,15 +196,6 @@ class Source:
         return flat
 
 
-def fill_summary(tag: str) -> None:
-    """The legacy `fraction_..._full` queue summary, under its legacy tag.
-
-    tf.data keeps its buffers full and has no queue to measure, so the value is 1.0; the
-    tag exists so `merge_all()` and Supervisor summaries keep working.
-    """
-    tf1.summary.scalar(tag, tf.constant(1.0))
-
-
 def needs_initialization(variables: list) -> None:
     """Registers variables to initialize at start, once per session, before any pipeline."""
     graph = variables[0].graph

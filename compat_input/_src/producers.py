@@ -199,8 +199,9 @@ def _producer_queue(
     )
     queue_name = scope.rstrip("/")
     source = pipeline_lib.Source(name=queue_name, dataset=dataset, finite=num_epochs is not None)
-    if summary_name is not None:
-        pipeline_lib.fill_summary(summary_name)
+    # Legacy wrote `summary_name`, how full its queue was; tf.data has no queue to
+    # measure, and a made-up value would mislead on TensorBoard, so none is written.
+    del summary_name
     return InputQueue(source, input_tensor.dtype.base_dtype, shape, capacity, queue_name)
 
 
@@ -258,6 +259,16 @@ def input_producer(
         )
 
 
+def _file_name(value):
+    # A file name that is not UTF-8 (legal on POSIX) stays bytes: TensorFlow reads it so.
+    if not isinstance(value, bytes):
+        return str(value)
+    try:
+        return value.decode()
+    except UnicodeDecodeError:
+        return value
+
+
 def string_input_producer(
     string_tensor,
     num_epochs=None,
@@ -313,9 +324,7 @@ def string_input_producer(
         )
         constant = tf.get_static_value(string_tensor)
         if constant is not None:
-            queue.source.items = [
-                v.decode() if isinstance(v, bytes) else str(v) for v in constant.ravel()
-            ]
+            queue.source.items = [_file_name(v) for v in constant.ravel()]
         return queue
 
 
@@ -375,7 +384,6 @@ def slice_input_producer(
                 counter,
                 rows=gather_epoch,
             )
-            pipeline_lib.fill_summary(f"fraction_of_{capacity}_full")
         source = pipeline_lib.Source(
             name=scope.rstrip("/"), dataset=rows, finite=num_epochs is not None
         )
