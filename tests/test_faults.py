@@ -3,6 +3,8 @@ asserts both outcomes, what legacy does and what compat_input does better. Nothi
 delivers may be lost."""
 
 import os
+import subprocess
+import sys
 
 import hypothesis
 import hypothesis.strategies as st
@@ -211,7 +213,9 @@ def test_a_pipeline_run_before_it_was_started_says_so_first(installed):
             compat_input.install()
         with tf.Graph().as_default():
             batch = api.batch([api.range_input_producer(10).dequeue()], 2)
-            config = tf1.ConfigProto(operation_timeout_in_ms=1500)
+            # Legacy would wait forever: it gets an operation timeout.
+            timeout = 1500 if api.name == "legacy" else 0
+            config = tf1.ConfigProto(operation_timeout_in_ms=timeout)
             with tf1.Session(config=config) as sess:
                 with pytest.raises(tf.errors.OpError) as raised:
                     sess.run(batch)  # No start_queue_runners.
@@ -221,3 +225,34 @@ def test_a_pipeline_run_before_it_was_started_says_so_first(installed):
     first = outcomes["compat"].message.splitlines()[0]
     assert first.startswith("compat_input pipeline 'batch' was never started in this session")
     assert "start_queue_runners(sess)" in first
+
+
+# -- meta-graphs: exported, then imported in a fresh process --------------------------------
+
+_PROGRAM = os.path.join(os.path.dirname(__file__), "programs", "meta_graph.py")
+
+
+def _part(*args):
+    done = subprocess.run(
+        [sys.executable, _PROGRAM, *args], capture_output=True, text=True, timeout=240
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout.split()
+
+
+@pytest.mark.parametrize(
+    "install, supervisor",
+    [(False, False), (True, False), (False, True)],
+    ids=["stock-importer", "installed-importer", "supervisor-importer"],
+)
+def test_an_exported_graph_runs_its_input_when_imported(tmp_path, install, supervisor):
+    data = write_tfrecords(str(tmp_path / "in.tfr"), [b"%d" % i for i in range(50)])
+    read = {}
+    for api in ("legacy", "compat"):
+        meta = str(tmp_path / f"{api}.meta")
+        _part("export", "--api", api, "--data", data, "--meta", meta)
+        flags = ["--install"] * install + ["--supervisor"] * supervisor
+        logdir = str(tmp_path / f"logdir-{api}")
+        read[api] = _part("import", "--meta", meta, "--logdir", logdir, *flags)
+    assert read["legacy"] == [str(i) for i in range(50)]
+    assert read["compat"] == read["legacy"]

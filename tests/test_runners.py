@@ -16,7 +16,7 @@ def _pipeline():
     return compat_input.batch([x], 2)
 
 
-def test_running_a_pipeline_never_started_fails_at_once_with_the_fix():
+def test_running_a_pipeline_never_started_fails_within_seconds_with_the_fix():
     with tf.Graph().as_default():
         b = _pipeline()
         with tf1.Session() as sess:
@@ -100,19 +100,11 @@ def test_export_meta_graph_keeps_user_queue_runners_without_a_patch():
     exported = meta.collection_def[tf1.GraphKeys.QUEUE_RUNNERS].bytes_list.value
     runners = [queue_runner_pb2.QueueRunnerDef.FromString(b) for b in exported]
     assert "user_queue" in [r.queue_name for r in runners]
-    # Ours exports as a runner with no enqueue op: imported, it starts no thread.
-    assert [len(r.enqueue_op_name) for r in runners if r.queue_name != "user_queue"] == [0]
-    # Imported, ours is a QueueRunner that starts no enqueue thread.
-    with tf.Graph().as_default():
-        tf1.no_op(name="compat_input_pipelines")
-        ours = [r for r in runners if r.queue_name != "user_queue"][0]
-        imported = tf1.train.QueueRunner.from_proto(ours)
-        with tf1.Session() as sess:
-            coord = tf1.train.Coordinator()
-            threads = imported.create_threads(sess, coord, start=True)
-            assert [t.name.endswith("close_on_stop") for t in threads] == [True]
-            coord.request_stop()
-            coord.join(threads, stop_grace_period_secs=5)
+    # Ours exports one start op per pipeline (producer and batcher): imported, TensorFlow's
+    # own QueueRunner runs each once in a thread that ends at once (test_faults.py runs it).
+    ours = [r for r in runners if r.queue_name != "user_queue"]
+    assert [len(r.enqueue_op_name) for r in ours] == [2]
+    assert all(name.endswith("_start_once/IteratorGetNext") for name in ours[0].enqueue_op_name)
 
 
 def test_hand_built_queue_fed_from_python_runs_beside_a_pipeline():

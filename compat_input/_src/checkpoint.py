@@ -88,7 +88,18 @@ def add_saveable(pipeline, dataset_ops: list) -> None:
         )
         return
     name = f"compat_input/{pipeline.name}/position"
-    tf1.add_to_collection(tf1.GraphKeys.SAVEABLE_OBJECTS, _PipelineSaveable(pipeline, name))
+    saveable = _PipelineSaveable(pipeline, name)
+    # `export_meta_graph` writes this collection as graph element names, looked up again by
+    # `import_meta_graph`: the name of a saveable is no element, and the import failed. So
+    # the saveable goes by the name of a marker variable's read; imported, the collection
+    # holds that read, which a Saver built there saves as a plain variable. The marker is
+    # pipeline state (no collection), initialized where the input starts, imported or not.
+    # The checkpoint keys stay `<name>_STATE`.
+    with tf1.name_scope(f"{name}/"):
+        marker = pipeline.marker_variable()
+        read = tf.raw_ops.ReadVariableOp(resource=marker.handle, dtype=tf.int64)
+    saveable.name = read.name
+    tf1.add_to_collection(tf1.GraphKeys.SAVEABLE_OBJECTS, saveable)
 
 
 def is_position(saveable) -> bool:

@@ -19,6 +19,7 @@ does not dequeue from the source's iterator but captures the per-example graph b
 source's tensors and its own inputs, and rebuilds it over `source.dataset` (capture.py).
 """
 
+import contextlib
 import dataclasses
 import threading
 import weakref
@@ -29,14 +30,10 @@ from typing import Optional
 import tensorflow as tf
 
 from compat_input._src import checkpoint
+from compat_input._src import started_guard
 from compat_input._src import tracing
 
 tf1 = tf.compat.v1
-
-_START_HINT = (
-    "call tf.compat.v1.train.start_queue_runners(sess) (or compat_input.start_queue_runners), "
-    "or create the session with a Supervisor or MonitoredTrainingSession, before running it"
-)
 
 
 class _GraphState:
@@ -118,20 +115,22 @@ class Pipeline:
         )
         self.started_handle = self._started.handle
         self.is_started = tf.raw_ops.VarIsInitializedOp(resource=self.started_handle)
-        self.start_op = tf.group(self.iterator.initializer, self._started.initializer, name="start")
+        # Marked started only once the iterator is: a run waiting on the mark reads at once.
+        with tf.control_dependencies([self.iterator.initializer]):
+            self.start_op = tf.group(self._started.initializer, name="start")
         self.reset_op = self.iterator.initializer
-        self.guard = tf.debugging.Assert(
-            self.is_started,
-            [f"compat_input pipeline '{name}' was never started in this session: {_START_HINT}."],
-            name="check_started",
-        )
+        self.guard = started_guard.guard(self.started_handle, name)
         state = graph_state(graph)
         with state.lock:
             state.pipelines.append(self)
         built_pipelines.append(name)
-        _ensure_runner(graph)
         self.serializable = serializable
         checkpoint.add_saveable(self, list(ops))
+        _ensure_runner(graph).add(self)  # After the saveable: it makes state to start.
+
+    def marker_variable(self) -> tf.Variable:
+        """A variable of the pipeline's own state (checkpoint.py names the position by it)."""
+        return state_variable(tf.constant(0, tf.int64), "marker")
 
     def state_initialized(self) -> tf.Operation:
         """Initializes the graph's state variables not yet initialized (see
@@ -255,6 +254,11 @@ def state_initialized(variables: Optional[list] = None, graph: Optional[tf.Graph
     return tf.group(*steps)
 
 
+def _after(op: tf.Operation) -> tf.Tensor:
+    with tf.control_dependencies([op]):
+        return tf.constant(True)
+
+
 def _assigned(variable: tf.Variable) -> tf.Tensor:
     with tf.control_dependencies(
         [tf.raw_ops.AssignVariableOp(resource=variable.handle, value=variable.initial_value)]
@@ -330,22 +334,63 @@ class _PipelineRunner:
     empty because tf.data runs the work, so `coord.join(threads)` returns at once.
 
     `export_meta_graph` serializes QUEUE_RUNNERS with `QueueRunner.to_proto`, which reads
-    `queue`, `enqueue_ops`, `close_op` and `cancel_op`. They are one no-op of the graph and
-    no enqueue op, so the runner exports as a valid QueueRunnerDef that, imported, runs no
-    thread: TensorFlow's own registry needs no patch, and user queue runners of the same
-    collection are exported beside it.
+    `queue`, `enqueue_ops`, `close_op` and `cancel_op`: a root no-op, and one op per
+    pipeline that starts it if it is not started yet, then raises OutOfRangeError. So the
+    runner exports as a valid QueueRunnerDef; imported (with or without compat_input),
+    TensorFlow's own runner threads each start one pipeline and end. TensorFlow's registry
+    needs no patch, and user queue runners of the same collection export beside it.
     """
 
     _queue_closed_exception_types = (tf.errors.OutOfRangeError,)
-    enqueue_ops: list = []
 
     def __init__(self, graph: tf.Graph):
         self._graph_ref = weakref.ref(graph)
         # Made at the root of the graph, outside whatever scope the first pipeline is in.
-        with graph.as_default(), graph.name_scope(None), graph.device(None):
-            with tf1.control_dependencies(None):
-                self.queue = tf.no_op(name="compat_input_pipelines")
+        with self._at_root(graph):
+            self.queue = tf.no_op(name="compat_input_pipelines")
+            # Its next element raises OutOfRangeError: how a runner thread learns it is done.
+            self._empty = tf1.data.make_one_shot_iterator(tf.data.Dataset.range(0))
         self.close_op = self.cancel_op = self.queue
+        # Exported only: one op per pipeline that starts it if it is not started yet, then
+        # ends its runner thread. A graph imported from a meta-graph, with or without
+        # compat_input in the importing process, starts its input with TensorFlow's own
+        # runner threads. Here `create_threads` starts the pipelines itself, threadless.
+        self.enqueue_ops: list = []
+
+    @staticmethod
+    def _at_root(graph):
+        @contextlib.contextmanager
+        def root():
+            with graph.as_default(), graph.name_scope(None), graph.device(None):
+                with tf1.control_dependencies(None):
+                    yield
+
+        return root()
+
+    def add(self, pipeline: "Pipeline") -> "_PipelineRunner":
+        graph = self._graph_ref()
+        with self._at_root(graph), tf1.name_scope(f"{pipeline.name}_start_once"):
+
+            def start():
+                # New ops in the branch: outer ops as control inputs would be hoisted onto
+                # the cond and run every time.
+                with tf.control_dependencies([pipeline.state_initialized()]):
+                    make = tf.raw_ops.MakeIterator(
+                        dataset=pipeline.iterator.initializer.inputs[0],
+                        iterator=pipeline.iterator.initializer.inputs[1],
+                    )
+                with tf.control_dependencies([make]):
+                    return _after(
+                        tf.raw_ops.AssignVariableOp(
+                            resource=pipeline.started_handle, value=tf.constant(True)
+                        )
+                    )
+
+            started = tf.cond(pipeline.is_started, lambda: tf.constant(True), start)
+            # Made after the start: an error raised first would cancel the start.
+            with tf.control_dependencies([started]):
+                self.enqueue_ops.append(self._empty.get_next().op)
+        return self
 
     @property
     def name(self) -> str:
@@ -367,9 +412,10 @@ class _PipelineRunner:
         return []
 
 
-def _ensure_runner(graph: tf.Graph) -> None:
+def _ensure_runner(graph: tf.Graph) -> _PipelineRunner:
     state = graph_state(graph)
     with state.lock:
         if state.runner is None:
             state.runner = _PipelineRunner(graph)
             graph.add_to_collection(tf1.GraphKeys.QUEUE_RUNNERS, state.runner)
+        return state.runner

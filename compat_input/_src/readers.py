@@ -18,6 +18,7 @@ from compat_input._src import origins
 from compat_input._src import pipeline as pipeline_lib
 from compat_input._src import producers
 from compat_input._src import rereading
+from compat_input._src import tfrecords
 from compat_input._src import tracing
 
 tf1 = tf.compat.v1
@@ -26,23 +27,6 @@ logger = logging.getLogger("compat_input")
 
 # Records are keyed and counted a block at a time.
 _BLOCK = 256
-
-
-def _after(op: tf.Operation, value=True) -> tf.Tensor:
-    # A branch of tf.cond returns a tensor; this one runs `op` first.
-    with tf.control_dependencies([op]):
-        return tf.constant(value)
-
-
-def _records_from(path: tf.Tensor, offset: tf.Tensor, compression: str) -> tf.data.Dataset:
-    """The records of a TFRecord file from a byte offset on (no public API takes one)."""
-    variant = tf.raw_ops.TFRecordDatasetV2(
-        filenames=tf.reshape(path, [1]),
-        compression_type=compression,
-        buffer_size=tf.constant(256 * 1024, tf.int64),
-        byte_offsets=tf.reshape(tf.cast(offset, tf.int64), [1]),
-    )
-    return tf.data.experimental.from_variant(variant, tf.TensorSpec([], tf.string))
 
 
 def _key(work: tf.Tensor, position: tf.Tensor) -> tf.Tensor:
@@ -280,21 +264,7 @@ class TFRecordReader(ReaderBase):
     def check_at(self, key: str):
         """The error reading the record at `key` (`file:offset`) raises now, or None."""
         path, _, offset = key.rpartition(":")
-        with tf.Graph().as_default():
-            # Made inside a function: TFRecordDatasetV2 cannot be serialized (TF 2.21), and a
-            # dataset is serialized to be optimized.
-            record = tf.data.Dataset.from_tensors(tf.constant(path)).flat_map(
-                lambda path: _records_from(path, int(offset), self._compression).take(1)
-            )
-            element = tf1.data.make_one_shot_iterator(record).get_next()
-            with tf1.Session() as sess:
-                try:
-                    sess.run(element)
-                except tf.errors.OutOfRangeError:
-                    return None
-                except tf.errors.OpError as error:
-                    return error
-        return None
+        return tfrecords.error_at(path, int(offset), self._compression)
 
     def _check_file(self, path, head):
         if self._compression:
@@ -308,42 +278,7 @@ class TFRecordReader(ReaderBase):
             )
 
     def _records(self, work, bump, note=None):
-        # A damaged record must not take the good records of its block down with it (a
-        # batch that fails loses what it gathered): the records are read up to the damage
-        # (ignore_errors ends a TFRecord file at its first error), and once they are all
-        # delivered, the file is opened again where reading stopped. At the end of a whole
-        # file that reads nothing; at damage it raises TensorFlow's own error, as legacy.
-        records = tf.data.TFRecordDataset(work, compression_type=self._compression)
-        blocks = records.apply(tf.data.experimental.ignore_errors()).batch(_BLOCK)
-        end = tf.data.Dataset.from_tensors(tf.zeros([0], tf.string))
-        blocks = blocks.map(lambda b: (False, b)).concatenate(end.map(lambda b: (True, b)))
-        compression = self._compression
-        note = note or (lambda key: tf.no_op())
-
-        def block(start, element):
-            at_end, records = element
-            # Each record takes 8 (length) + 4 (crc) + data + 4 (crc) bytes of the stream.
-            sizes = tf.cast(tf.strings.length(records), tf.int64) + 16
-            keys = _key(work, start + tf.cumsum(sizes, exclusive=True))
-            with tf.control_dependencies(
-                [tf.cond(at_end, lambda: True, lambda: _after(bump(keys)))]
-            ):
-                keys = tf.identity(keys)
-            return start + tf.reduce_sum(sizes), (at_end, start, keys, records)
-
-        def expand(at_end, offset, keys, records):
-            # The end marker opens the file at `offset`; a record block is just its records.
-            # The note (kept: the stream may run on after an error) lets an error be named
-            # by reading that one record again (origins.py), not the whole file.
-            with tf.control_dependencies(
-                [tf.cond(at_end, lambda: _after(note(_key(work, offset))), lambda: True)]
-            ):
-                rest = _records_from(work, offset, compression)
-            rest = rest.take(tf.cast(at_end, tf.int64)).filter(lambda _: False)
-            rest = rest.map(lambda value: (value, value))  # Never reached: filtered out.
-            return tf.data.Dataset.from_tensor_slices((keys, records)).concatenate(rest)
-
-        return blocks.scan(tf.constant(0, tf.int64), block).flat_map(expand)
+        return tfrecords.keyed_records(work, self._compression, _BLOCK, _key, bump, note)
 
 
 class FixedLengthRecordReader(ReaderBase):

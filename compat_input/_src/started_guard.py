@@ -1,0 +1,46 @@
+"""The guard before a pipeline's first read: it passes once the pipeline is started.
+
+A legacy program that ran its input before starting the queue runners hung on an empty
+queue. Here the read fails with the fix, after waiting a moment: in a graph imported from
+a meta-graph, TensorFlow's own runner threads start the input (pipeline.py), racing the
+program's first run.
+"""
+
+import tensorflow as tf
+
+tf1 = tf.compat.v1
+
+START_HINT = (
+    "call tf.compat.v1.train.start_queue_runners(sess) (or compat_input.start_queue_runners), "
+    "or create the session with a Supervisor or MonitoredTrainingSession, before running it"
+)
+
+
+# How long a run waits for a pipeline that was not started yet: in a graph imported from a
+# meta-graph, TensorFlow's own runner threads start it, racing the program's first run.
+_START_WAIT_SECONDS = 3.0
+
+
+def guard(started: tf.Tensor, name: str) -> tf.Operation:
+    """Passes once the pipeline is started; fails naming the fix if it never is."""
+
+    def wait_then_check():
+        since = tf.timestamp()
+
+        def waiting(started_now):
+            return tf.logical_and(
+                tf.logical_not(started_now), tf.timestamp() - since < _START_WAIT_SECONDS
+            )
+
+        started_now = tf.while_loop(
+            waiting,
+            lambda _: tf.raw_ops.VarIsInitializedOp(resource=started),
+            [tf.raw_ops.VarIsInitializedOp(resource=started)],
+        )[0]
+        message = f"compat_input pipeline '{name}' was never started in this session: {START_HINT}."
+        with tf.control_dependencies([tf.debugging.Assert(started_now, [message])]):
+            return tf.constant(True)
+
+    with tf1.name_scope("check_started"):
+        is_started = tf.raw_ops.VarIsInitializedOp(resource=started)
+        return tf.cond(is_started, lambda: tf.constant(True), wait_then_check).op
