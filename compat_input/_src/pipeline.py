@@ -337,8 +337,7 @@ class _PipelineRunner:
     `queue`, `enqueue_ops`, `close_op` and `cancel_op`: a root no-op, and one op per
     pipeline that starts it if it is not started yet, then raises OutOfRangeError. So the
     runner exports as a valid QueueRunnerDef; imported (with or without compat_input),
-    TensorFlow's own runner threads each start one pipeline and end. TensorFlow's registry
-    needs no patch, and user queue runners of the same collection export beside it.
+    TensorFlow's own runner threads each start one pipeline and end. No registry patch.
     """
 
     _queue_closed_exception_types = (tf.errors.OutOfRangeError,)
