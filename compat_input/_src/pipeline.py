@@ -8,11 +8,9 @@ queue runners (`start_queue_runners`, ours or TensorFlow's, a `Supervisor`,
 `MonitoredTrainingSession`, `qr.create_threads`) calls its `create_threads`, which runs the
 iterator initializers of the pipelines not yet started in that session.
 
-"Started in this session" is a resource variable per pipeline that lives in no collection:
-it is uninitialized in a fresh session, so `VarIsInitializedOp` answers "started?" without
-Python bookkeeping, per session, and after `Graph.finalize()`. Each output carries an
-`Assert` on it, so running a pipeline that was never started fails at once with the way to
-start it, where a legacy dequeue hung forever.
+"Started in this session" is a resource variable per pipeline in no collection, uninitialized
+in a fresh session: `VarIsInitializedOp` answers "started?", even after `Graph.finalize()`. Each output waits on it
+(started_guard.py): a pipeline never started fails with the fix, where legacy hung.
 
 A `Source` is a pipeline whose element tensors may also be read by a batcher: the batcher
 does not dequeue from the source's iterator but captures the per-example graph between the
@@ -30,6 +28,7 @@ from typing import Optional
 import tensorflow as tf
 
 from compat_input._src import checkpoint
+from compat_input._src import session_release
 from compat_input._src import started_guard
 from compat_input._src import tracing
 
@@ -314,6 +313,7 @@ def start_pipelines(sess, graph: Optional[tf.Graph] = None) -> int:
         state.sessions.add(sess)
         pipelines = list(state.pipelines)
         variables = list(state.variables)
+    session_release.at_exit(sess)
     checks = [p.is_started for p in pipelines] + [check for _, check in variables]
     if not checks:
         return 0

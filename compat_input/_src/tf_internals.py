@@ -23,6 +23,15 @@ from tensorflow.python.training import saver as saver_lib  # noqa: F401 - re-exp
 # The base class of the Saver's saveables; a pipeline's position is one (checkpoint.py).
 from tensorflow.python.training.saving import saveable_object  # noqa: F401 - re-exported
 
+
+def release_closed_session(sess) -> None:
+    """Deletes a closed session's TensorFlow state now (its iterators and their threads),
+    as its garbage collection would. TensorFlow has no public call for it; at interpreter
+    exit, deleting it later races the interpreter's finalization (see pipeline.py)."""
+    if getattr(sess, "_closed", False) and getattr(sess, "_session", None) is not None:
+        sess.__del__()
+
+
 try:  # AutoGraph's switch: our own tf.data functions skip conversion (tracing.py).
     from tensorflow.python.autograph.core import ag_ctx
 except ImportError:  # pragma: no cover - slower builds, same results.
