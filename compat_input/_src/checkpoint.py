@@ -44,18 +44,32 @@ class _PipelineSaveable(saveable_object.SaveableObject):
             with tf.control_dependencies([make, mark]):
                 return tf.constant(True)
 
-        # The stock Supervisor checkpoints right away, before it starts queue runners.
-        started = tf.cond(pipeline.is_started, lambda: tf.constant(True), start)
-        with tf.control_dependencies([started]):
-            state = tf.raw_ops.SerializeIterator(
-                resource_handle=iterator,
-                # Counters and epoch variables the datasets touch are checkpointed (or
-                # not) as variables; the iterator state itself is complete without them.
-                external_state_policy=tf.data.experimental.ExternalStatePolicy.IGNORE.value,
-            )
+        made = []
+
+        def state():
+            # Made when a Saver is built, not with every pipeline: graphs with many
+            # pipelines and no Saver pay nothing for it.
+            if not made:
+                # The stock Supervisor checkpoints right away, before it starts queue runners.
+                started = tf.cond(pipeline.is_started, lambda: tf.constant(True), start)
+                with tf.control_dependencies([started]):
+                    made.append(
+                        tf.raw_ops.SerializeIterator(
+                            resource_handle=iterator,
+                            # Counters and epoch variables the datasets touch are checkpointed
+                            # (or not) as variables; the iterator state is complete without.
+                            external_state_policy=(
+                                tf.data.experimental.ExternalStatePolicy.IGNORE.value
+                            ),
+                        )
+                    )
+            return made[0]
+
         self._pipeline = pipeline
-        specs = [saveable_object.SaveSpec(state, "", name + "_STATE", device=iterator.device)]
-        super().__init__(iterator, specs, name)
+        spec = saveable_object.SaveSpec(
+            state, "", name + "_STATE", dtype=tf.variant, device=iterator.device
+        )
+        super().__init__(iterator, [spec], name)
 
     def restore(self, restored_tensors, restored_shapes):
         del restored_shapes

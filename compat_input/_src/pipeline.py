@@ -29,7 +29,9 @@ import tensorflow as tf
 
 from compat_input._src import checkpoint
 from compat_input._src import session_release
+from compat_input._src import start_ops
 from compat_input._src import started_guard
+from compat_input._src import tf_internals
 from compat_input._src import tracing
 
 tf1 = tf.compat.v1
@@ -45,6 +47,9 @@ class _GraphState:
         # Variables in no collection that pipelines use: initialized once per session at start.
         self.variables: list[tuple[tf.Operation, tf.Tensor]] = []
         self.state_variables: list[tf.Variable] = []
+        # The op initializing them if not yet, made for the first `chained` of them.
+        self.chain: Optional[tf.Operation] = None
+        self.chained = 0
         # Resource mirrors of reference-variable counters, by op name (capture.py).
         self.mirrors: dict[str, tf.Variable] = {}
         self.runner: Optional[_PipelineRunner] = None
@@ -125,16 +130,18 @@ class Pipeline:
         built_pipelines.append(name)
         self.serializable = serializable
         checkpoint.add_saveable(self, list(ops))
-        _ensure_runner(graph).add(self)  # After the saveable: it makes state to start.
+        # After the saveable, which makes state of its own.
+        self._state_ready = _initialized_so_far(graph)
+        _ensure_runner(graph).add(self)
 
     def marker_variable(self) -> tf.Variable:
         """A variable of the pipeline's own state (checkpoint.py names the position by it)."""
         return state_variable(tf.constant(0, tf.int64), "marker")
 
     def state_initialized(self) -> tf.Operation:
-        """Initializes the graph's state variables not yet initialized (see
-        `state_initialized`), for a restore that comes before the start."""
-        return state_initialized(graph=self.iterator.initializer.graph)
+        """Initializes the state variables of the pipelines built up to this one where
+        not yet, for a restore or an imported start that comes before our start."""
+        return self._state_ready
 
     def get_next(self, name: Optional[str] = None) -> Any:
         """The next element, in the dataset's structure; each run pulls one element."""
@@ -229,39 +236,46 @@ def self_initializing(dataset: tf.data.Dataset, graph: tf.Graph) -> tf.data.Data
         return dataset
 
     def initialize(_):
-        with tf.control_dependencies([state_initialized(variables)]):
+        with tf.control_dependencies([start_ops.initialize_missing(variables, None)]):
             return tf.constant(0)
 
     return tf.data.Dataset.from_tensors(0).map(initialize).flat_map(lambda _: dataset)
 
 
-def state_initialized(variables: Optional[list] = None, graph: Optional[tf.Graph] = None):
-    """An op that initializes those of `variables` (default: the graph's state variables)
-    not yet initialized, leaving the others as they are."""
-    if variables is None:
-        state = graph_state(graph or tf1.get_default_graph())
-        with state.lock:
-            variables = list(state.state_variables)
-    steps = [
-        tf.cond(
-            tf.raw_ops.VarIsInitializedOp(resource=v.handle),
-            lambda: tf.constant(True),
-            lambda v=v: _assigned(v),
-        )
-        for v in variables
-    ]
-    return tf.group(*steps)
+def _initialized_so_far(graph: tf.Graph) -> tf.Operation:
+    """Initializes the state variables registered so far that are not yet initialized.
+
+    A chain, one link per pipeline, each after the one before: a pipeline's link covers
+    the state of every pipeline built before it, which its datasets may touch.
+    """
+    state = graph_state(graph)
+    with state.lock:
+        fresh = state.state_variables[state.chained :]
+        if fresh or state.chain is None:
+            with _root(graph), tf1.name_scope("compat_input_state"):
+                state.chain = start_ops.initialize_missing(fresh, state.chain)
+            state.chained += len(fresh)
+        return state.chain
+
+
+@contextlib.contextmanager
+def _root(graph: tf.Graph):
+    """Ops made at the root of `graph`: no scope, device or control dependencies; made
+    even after `Graph.finalize()` (a Saver built or a meta-graph exported after it)."""
+    finalized = graph.finalized
+    if finalized:
+        tf_internals.unfinalize(graph)
+    try:
+        with graph.as_default(), graph.name_scope(None), graph.device(None):
+            with tf1.control_dependencies(None):
+                yield
+    finally:
+        if finalized:
+            graph.finalize()
 
 
 def _after(op: tf.Operation) -> tf.Tensor:
     with tf.control_dependencies([op]):
-        return tf.constant(True)
-
-
-def _assigned(variable: tf.Variable) -> tf.Tensor:
-    with tf.control_dependencies(
-        [tf.raw_ops.AssignVariableOp(resource=variable.handle, value=variable.initial_value)]
-    ):
         return tf.constant(True)
 
 
@@ -345,7 +359,7 @@ class _PipelineRunner:
     def __init__(self, graph: tf.Graph):
         self._graph_ref = weakref.ref(graph)
         # Made at the root of the graph, outside whatever scope the first pipeline is in.
-        with self._at_root(graph):
+        with _root(graph):
             self.queue = tf.no_op(name="compat_input_pipelines")
             # Its next element raises OutOfRangeError: how a runner thread learns it is done.
             self._empty = tf1.data.make_one_shot_iterator(tf.data.Dataset.range(0))
@@ -356,36 +370,11 @@ class _PipelineRunner:
         # runner threads. Here `create_threads` starts the pipelines itself, threadless.
         self.enqueue_ops: list = []
 
-    @staticmethod
-    def _at_root(graph):
-        @contextlib.contextmanager
-        def root():
-            with graph.as_default(), graph.name_scope(None), graph.device(None):
-                with tf1.control_dependencies(None):
-                    yield
-
-        return root()
-
     def add(self, pipeline: "Pipeline") -> "_PipelineRunner":
-        graph = self._graph_ref()
-        with self._at_root(graph), tf1.name_scope(f"{pipeline.name}_start_once"):
-
-            def start():
-                # New ops in the branch: outer ops as control inputs would be hoisted onto
-                # the cond and run every time.
-                with tf.control_dependencies([pipeline.state_initialized()]):
-                    make = tf.raw_ops.MakeIterator(
-                        dataset=pipeline.iterator.initializer.inputs[0],
-                        iterator=pipeline.iterator.initializer.inputs[1],
-                    )
-                with tf.control_dependencies([make]):
-                    return _after(
-                        tf.raw_ops.AssignVariableOp(
-                            resource=pipeline.started_handle, value=tf.constant(True)
-                        )
-                    )
-
-            started = tf.cond(pipeline.is_started, lambda: tf.constant(True), start)
+        with _root(self._graph_ref()), tf1.name_scope(f"{pipeline.name}_start_once"):
+            started = start_ops.start_if_needed(
+                pipeline.iterator, pipeline.started_handle, pipeline.state_initialized()
+            )
             # Made after the start: an error raised first would cancel the start.
             with tf.control_dependencies([started]):
                 self.enqueue_ops.append(self._empty.get_next().op)

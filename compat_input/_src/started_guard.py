@@ -21,26 +21,25 @@ START_HINT = (
 _START_WAIT_SECONDS = 3.0
 
 
+@tf.function(input_signature=[tf.TensorSpec([], tf.resource)], autograph=False)
+def _started_within_wait(started):
+    # One function for every pipeline of every graph: traced once, then a call op each.
+    since = tf.timestamp()
+
+    def waiting(started_now):
+        return tf.logical_and(
+            tf.logical_not(started_now), tf.timestamp() - since < _START_WAIT_SECONDS
+        )
+
+    return tf.while_loop(
+        waiting,
+        lambda _: tf.raw_ops.VarIsInitializedOp(resource=started),
+        [tf.raw_ops.VarIsInitializedOp(resource=started)],
+    )[0]
+
+
 def guard(started: tf.Tensor, name: str) -> tf.Operation:
     """Passes once the pipeline is started; fails naming the fix if it never is."""
-
-    def wait_then_check():
-        since = tf.timestamp()
-
-        def waiting(started_now):
-            return tf.logical_and(
-                tf.logical_not(started_now), tf.timestamp() - since < _START_WAIT_SECONDS
-            )
-
-        started_now = tf.while_loop(
-            waiting,
-            lambda _: tf.raw_ops.VarIsInitializedOp(resource=started),
-            [tf.raw_ops.VarIsInitializedOp(resource=started)],
-        )[0]
-        message = f"compat_input pipeline '{name}' was never started in this session: {START_HINT}."
-        with tf.control_dependencies([tf.debugging.Assert(started_now, [message])]):
-            return tf.constant(True)
-
+    message = f"compat_input pipeline '{name}' was never started in this session: {START_HINT}."
     with tf1.name_scope("check_started"):
-        is_started = tf.raw_ops.VarIsInitializedOp(resource=started)
-        return tf.cond(is_started, lambda: tf.constant(True), wait_then_check).op
+        return tf.debugging.Assert(_started_within_wait(started), [message])
