@@ -256,3 +256,50 @@ def test_an_exported_graph_runs_its_input_when_imported(tmp_path, install, super
         read[api] = _part("import", "--meta", meta, "--logdir", logdir, *flags)
     assert read["legacy"] == [str(i) for i in range(50)]
     assert read["compat"] == read["legacy"]
+
+
+def test_naming_a_bad_line_reads_no_file_again_and_reruns_few_examples(tmp_path, installed):
+    # A bad line deep in a big file: the recent lines are kept with their keys, and the
+    # probe starts at the examples the program took, so the file is not read again and a
+    # per-example Python function runs again for a few batches' worth at most (before:
+    # every one of the 4096 recent records, after reading the whole file again).
+    path = str(tmp_path / "big.csv")
+    with open(path, "w") as f:
+        f.write("".join("x,y\n" if i == 150_000 else f"{i},{i % 7}\n" for i in range(200_000)))
+    calls = []
+
+    def build(api):
+        queue = api.string_input_producer([path], num_epochs=1, shuffle=False)
+        _, line = api.TextLineReader().read(queue)
+        a, b = tf1.decode_csv(line, [[0], [0]])
+        a = tf1.py_func(lambda v: calls.append(1) or v, [a], tf.int32)
+        a.set_shape([])
+        return api.batch([a, b], 128)
+
+    compat = run_scenario(compat_api(), build, steps=2000)
+    assert len(compat.values) == 150_000 // 128
+    assert compat.error is tf.errors.InvalidArgumentError
+    assert f"{path}:150001" in compat.error_message.splitlines()[0]
+    # Every example up to the bad one ran once; run-ahead and the probe add a few batches.
+    assert len(calls) < 150_000 + 1500, len(calls) - 150_000
+
+
+def test_skip_mode_keeps_every_record_before_the_damage_and_the_next_file(
+    tmp_path, skip_bad_records
+):
+    damaged = write_tfrecords(str(tmp_path / "d.tfr"), _records(0, 300))
+    _damage(damaged, "flip", 150, None)
+    good = write_tfrecords(str(tmp_path / "g.tfr"), _records(1000, 100))
+    build = _tfrecord_batches([damaged, good], 10, allow_smaller=True)
+    compat_input.configure(bad_records="raise")
+    legacy = run_scenario(legacy_api(), build)
+    compat_input.configure(bad_records="skip")
+    skipping = run_scenario(compat_api(), build)
+    def values(run):
+        return [value for step in run.values for value in step[1]]
+
+    # Legacy: the 150 records before the damage, then the input ends.
+    assert values(legacy) == _records(0, 150)
+    # Skipping: those same 150, then every record of the next file; then the end.
+    assert values(skipping) == values(legacy) + _records(1000, 100)
+    assert skipping.error is tf.errors.OutOfRangeError

@@ -87,6 +87,8 @@ class BatchPlan:
     parallel: dict  # Dataset.map arguments: empty for one example at a time.
     # Under bad_records="skip": (examples entered, examples passed) counters.
     counters: Optional[tuple] = None
+    # Examples the program took so far: a located error looks for the bad one from there.
+    batched: Any = None
 
     @property
     def keep_column(self) -> bool:
@@ -327,9 +329,39 @@ def assemble(plan: BatchPlan, logs: list) -> tf.data.Dataset:
     return prefetch_batches(plan, batch_examples(plan, dataset))
 
 
+def _count_taken(plan: BatchPlan):
+    """Counts the examples each run takes, once the batch is read (for origins.py)."""
+    if plan.batched is None:
+        return None
+
+    def count(batch):
+        first = tf.nest.flatten(batch)[0]
+        size = first.dense_shape[0] if isinstance(first, tf.SparseTensor) else tf.shape(first)[0]
+        # After the read: a static size would let the count run even when the read fails.
+        with tf.control_dependencies(tf.nest.flatten(batch, expand_composites=True)):
+            return tf.raw_ops.AssignAddVariableOp(
+                resource=plan.batched.handle, value=tf.cast(size, tf.int64)
+            )
+
+    return count
+
+
+def _in_read_order(plan: BatchPlan) -> bool:
+    """Whether the examples batched are the records read, one for one and in order."""
+    return (
+        len(plan.lists) == 1
+        and plan.shuffle is None
+        and plan.keep is True
+        and not plan.enqueue_many
+        and plan.counters is None
+    )
+
+
 def serve(plan: BatchPlan) -> Any:
     """Builds the plan's pipeline; its next batch in the legacy structure and shapes."""
     logs: list = []
+    if _in_read_order(plan):
+        plan.batched = pipeline_lib.state_variable(tf.constant(0, tf.int64), "batched")
     dataset = assemble(plan, logs)
     sources = [s for item in plan.lists for s in item.sources]
     source = pipeline_lib.Source(
@@ -343,7 +375,13 @@ def serve(plan: BatchPlan) -> Any:
         + tuple(op for s in sources for op in s.ops),
         origins=origins.Origins(
             suspects=[
-                origins.Suspect(item.examples, item.sources[0])
+                origins.Suspect(
+                    item.examples,
+                    item.sources[0],
+                    batched=plan.batched,
+                    # The batch being made when the error came, and one more read ahead.
+                    near=2 * plan.size if isinstance(plan.size, int) else 1024,
+                )
                 for item in plan.lists
                 if len(item.sources) == 1
             ],
@@ -354,7 +392,7 @@ def serve(plan: BatchPlan) -> Any:
     pipeline = source.make_pipeline()
     if plan.counters is not None:
         pipeline.skip_counts = tuple(c.read_value() for c in plan.counters)
-    batch = pipeline.get_next(name=plan.scope)
+    batch = pipeline.get_next(name=plan.scope, after=_count_taken(plan))
     flat = tf.nest.flatten(batch)  # One component: a bare element, not a tuple.
     source.register(tf.nest.flatten(flat, expand_composites=True))
     if not plan.allow_smaller_final_batch and isinstance(plan.size, int):

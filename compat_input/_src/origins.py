@@ -1,21 +1,19 @@
 """Origins: which record an example came from, so that errors can name it.
 
-A legacy error from a bad record said "record 0" (the index inside one op's input), never
-the file. tf.data cannot catch an error inside a map function and its message names
-neither; a stateful op per example to log examples in flight would cost microseconds on
-every example. So the hot path logs only a block at a time, and the work happens after an
-error, when `sess.run` raises from a pipeline: the error is raised again, same type, with
-the record named first.
+A legacy error from a bad record said "record 0", never the file. tf.data cannot catch an
+error inside a map function, and a stateful op per example would cost microseconds on
+every example. So the hot path logs a block at a time, and the work happens after an
+error reaches `sess.run`: it is raised again, same type, with the record named first.
 
-- `RecentRecords`: each reader logs the keys of its last blocks of records (one op per
-  block of 256). After an error in the per-example graph, those records are read again
-  from their files and run, one at a time, through that graph (a `Probe`, made at the
-  first error): the oldest that fails is the bad record, named by its legacy key
-  (`file:line`, byte offset, record index). A producer's work items given as Python
-  values (file names) are probed the same way.
-- `OpenedFiles`: the last work items each reader opened, for errors raised while reading
-  (a corrupted TFRecord, a truncated GZIP stream), where no example exists: the recent
-  files are read again until one fails the same way.
+- `RecentRecords`: each reader logs the keys (text: and lines) of its last blocks of
+  records, one op per block of 256. After an error in the per-example graph, those
+  records (read again where not logged) run through that graph (a `Probe`), those after
+  the examples the program took first: the oldest that fails is the bad record, named by
+  its legacy key (`file:line`, byte offset, record index). A producer's Python-valued
+  work items (file names) are probed the same way.
+- `OpenedFiles`: the last files each reader opened, for errors raised while reading
+  (a corrupted TFRecord is named from its reader's note, tfrecords.py; others, such as a
+  truncated GZIP stream, by reading the recent files again until one fails the same way).
 - `ExampleLog`: only under `bad_records="skip"`, where the map already runs one example
   at a time: a ring of the examples in flight, so that an example that entered and did
   not leave before the next one entered is known skipped; the first is kept for
@@ -197,28 +195,56 @@ def _same_failure(replayed: str, original: str) -> bool:
 class RecentRecords:
     """The keys of the last records a reader produced, logged a block at a time."""
 
-    def __init__(self, block: int):
+    def __init__(self, block: int, with_values: bool = False):
         self._block = block
         with tf1.name_scope("recent_records"):
             self._keys = _variable(tf.fill([_BLOCKS, block], ""), "keys")
             self._count = _variable(tf.constant(0, tf.int64), "blocks")
             self.snapshot = (self._count.read_value(), self._keys.read_value())
+            # Small records (text lines) are kept too: naming a bad one then reads no file.
+            self._values = None
+            if with_values:
+                self._values = _variable(tf.fill([_BLOCKS, block], ""), "values")
+                self.snapshot += (self._values.read_value(),)
 
-    def log(self, keys: tf.Tensor) -> tf.Operation:
+    def log(self, keys: tf.Tensor, values=None) -> tf.Operation:
         """Logs up to `block` keys; a longer vector (a whole file at once) logs its last ones."""
+        if self._values is not None and values is not None:
+            with tf.control_dependencies([self._log(self._values, values)]):
+                keys = tf.identity(keys)
+        return self._log(self._keys, keys, count=True)
+
+    def _log(self, variable, keys: tf.Tensor, count: bool = False) -> tf.Operation:
         keys = keys[-self._block :]
-        one = tf.constant(1, tf.int64)
-        with tf.control_dependencies(
-            [tf.raw_ops.AssignAddVariableOp(resource=self._count.handle, value=one)]
-        ):
-            # Two blocks logged at once may share a row; then one of them is not named.
-            row = (self._count.read_value() - 1) % _BLOCKS
+        if count:
+            one = tf.constant(1, tf.int64)
+            with tf.control_dependencies(
+                [tf.raw_ops.AssignAddVariableOp(resource=self._count.handle, value=one)]
+            ):
+                # Two blocks logged at once may share a row; then one of them is not named.
+                row = (self._count.read_value() - 1) % _BLOCKS
+        else:  # Values go first, into the row their keys go to next.
+            row = self._count.read_value() % _BLOCKS
         padded = tf.pad(keys, [[0, self._block - tf.size(keys)]], constant_values="")
         return tf.raw_ops.ResourceScatterUpdate(
-            resource=self._keys.handle,
+            resource=variable.handle,
             indices=tf.reshape(row, [1]),
             updates=tf.reshape(padded, [1, self._block]),
         )
+
+    def records(self, values) -> tuple:
+        """`(keys(values), {key: value})`, or `(keys, None)` where values are not logged."""
+        logged = self.keys(values[:2])
+        if self._values is None:
+            return logged, None
+        count, rows = int(values[0]), values[2]
+        found = {
+            key.decode("utf-8", "replace"): value
+            for number in range(max(0, count - _BLOCKS), count)
+            for key, value in zip(values[1][number % _BLOCKS], rows[number % _BLOCKS])
+            if key
+        }
+        return logged, found
 
     def keys(self, values) -> list:
         """`(position, key)` of the logged records, oldest first; positions never repeat."""
@@ -291,14 +317,21 @@ class Suspect:
     examples: Any  # element -> examples
     source: Any  # pipeline.Source
     probe: Optional[Probe] = None
+    # Examples the program took so far, where those are the records read, in order
+    # (batch_plan.py): the bad one comes after them, so the probe starts there.
+    batched: Any = None
+    near: int = 256  # How far after those the bad one is looked for first.
+    # Positions probed that passed: no example is run through the probe twice.
+    passed: set = dataclasses.field(default_factory=set)
 
     def candidates(self, run, sess) -> Optional[tuple]:
         """`(positions, origins, columns)` of the recent source elements, oldest first."""
         source = self.source
         reader = source.reader
         if reader is not None:
-            logged = reader.recent.keys(run(sess, reader.recent.snapshot))
-            values = reader.reread([key for _, key in logged])
+            logged, values = reader.recent.records(run(sess, reader.recent.snapshot))
+            if values is None:  # Not logged: read again from the files, where they are.
+                values = reader.reread([key for _, key in logged])
             logged = [(p, k) for p, k in logged if k in values]
             if not logged:
                 return None
@@ -327,10 +360,22 @@ class Suspect:
             with sess.graph.as_default():
                 specs = tf.nest.flatten(self.source.dataset.element_spec)
                 self.probe = Probe(self.examples, specs)
-        for index in self.probe.failing(run, sess, columns):
-            if (id(self.source), positions[index]) not in reported:
-                reported.add((id(self.source), positions[index]))
-                return describe(origins[index], self.source.key_kind, index)
+        start = int(run(sess, self.batched.read_value())) if self.batched is not None else 0
+        # First those just after what the program took (each probe run costs a function
+        # instantiation, so they go in one run), then the others.
+        fresh = [i for i, p in enumerate(positions) if p not in self.passed]
+        near = [i for i in fresh if start <= positions[i] < start + self.near]
+        rest = [i for i in fresh if not start <= positions[i] < start + self.near]
+        for indices in (near, rest):
+            if not indices:
+                continue
+            failing = set(self.probe.failing(run, sess, [c[indices] for c in columns]))
+            for n, index in enumerate(indices):
+                if n not in failing:
+                    self.passed.add(positions[index])
+                elif (id(self.source), positions[index]) not in reported:
+                    reported.add((id(self.source), positions[index]))
+                    return describe(origins[index], self.source.key_kind, index)
         return None
 
 

@@ -143,13 +143,17 @@ class Pipeline:
         not yet, for a restore or an imported start that comes before our start."""
         return self._state_ready
 
-    def get_next(self, name: Optional[str] = None) -> Any:
-        """The next element, in the dataset's structure; each run pulls one element."""
+    def get_next(self, name: Optional[str] = None, after: Optional[Callable] = None) -> Any:
+        """The next element, in the dataset's structure; each run pulls one element.
+
+        `after(element)`, if given, makes an op that each run runs once the element is read.
+        """
         # The read itself waits for the check, or an unstarted iterator fails first.
         with tf.control_dependencies([self.guard]):
             element = self.iterator.get_next()
         self.read_op_names.append(tf.nest.flatten(element, expand_composites=True)[0].op.name)
-        flat = tf.identity_n(tf.nest.flatten(element, expand_composites=True), name=name)
+        with tf.control_dependencies([after(element)] if after else []):
+            flat = tf.identity_n(tf.nest.flatten(element, expand_composites=True), name=name)
         return tf.nest.pack_sequence_as(element, flat, expand_composites=True)
 
 

@@ -42,6 +42,8 @@ class ReaderBase:
     # What the number after the file name in a key means (see origins.describe).
     _key_kind = None
     supports_serialize = False
+    # Whether the recent records' values are logged with their keys (small records only).
+    _logs_values = False
 
     def __init__(self, name=None):
         pipeline_lib.check_graph_mode(type(self).__name__)
@@ -58,7 +60,7 @@ class ReaderBase:
             # there is named by it at once (origins.py).
             self.reading = pipeline_lib.state_variable(tf.constant(""), "reading")
             self.opened = origins.OpenedFiles(lambda path: rereading.replay(self._records, path))
-            self.recent = origins.RecentRecords(_BLOCK)
+            self.recent = origins.RecentRecords(_BLOCK, with_values=self._logs_values)
 
     # -- what subclasses define -------------------------------------------------------------
 
@@ -97,12 +99,12 @@ class ReaderBase:
         with tf.control_dependencies([self.opened.opened(index, work)]):
             work = tf.identity(work)
 
-        def bump(keys):
+        def bump(keys, values=None):
             # Counted, and logged for error messages (origins.py), a block at a time.
             count = tf.size(keys, out_type=tf.int64)
             return tf.group(
                 tf.raw_ops.AssignAddVariableOp(resource=produced, value=count),
-                self.recent.log(tf.reshape(keys, [-1])),
+                self.recent.log(tf.reshape(keys, [-1]), values),
             )
 
         def finish(key, value):
@@ -220,6 +222,7 @@ class TextLineReader(ReaderBase):
     _legacy_class = tf1.TextLineReader
     _default_name = "TextLineReader"
     _key_kind = "line"
+    _logs_values = True
 
     def __init__(self, skip_header_lines=None, name=None):
         self._skip = skip_header_lines or 0
@@ -235,7 +238,7 @@ class TextLineReader(ReaderBase):
             # Keys for a whole block at once: a step per line costs tens of microseconds.
             count = tf.size(lines, out_type=tf.int64)
             keys = _key(work, skip + index * _BLOCK + 1 + tf.range(count))
-            with tf.control_dependencies([bump(keys)]):
+            with tf.control_dependencies([bump(keys, lines)]):
                 return tf.identity(keys), tf.identity(lines)
 
         lines = tf.data.TextLineDataset(work).skip(skip).batch(_BLOCK)
