@@ -295,6 +295,7 @@ def test_skip_mode_keeps_every_record_before_the_damage_and_the_next_file(
     legacy = run_scenario(legacy_api(), build)
     compat_input.configure(bad_records="skip")
     skipping = run_scenario(compat_api(), build)
+
     def values(run):
         return [value for step in run.values for value in step[1]]
 
