@@ -42,6 +42,7 @@ format: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -r benchmarks/requirements.txt
 	$(BIN)/python benchmarks/run.py
+	$(BIN)/python benchmarks/faults.py | tee benchmarks/results/faults.md
 
 clean:
 	rm -rf $(VENV) *.egg-info .pytest_cache .ruff_cache
