@@ -278,11 +278,6 @@ def _root(graph: tf.Graph):
             graph.finalize()
 
 
-def _after(op: tf.Operation) -> tf.Tensor:
-    with tf.control_dependencies([op]):
-        return tf.constant(True)
-
-
 def lookup_source(tensor: tf.Tensor) -> Optional[tuple[Source, int]]:
     return graph_state(tensor.graph).source_tensors.get(tensor.name)
 

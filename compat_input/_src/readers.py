@@ -67,8 +67,8 @@ class ReaderBase:
     def _records(self, work: tf.Tensor, bump, note=None) -> tf.data.Dataset:
         """The `(key, value)` records of one work item; run `bump(keys)` as records pass.
 
-        Readers that open a file again to check its end run `note(key)` before (the
-        record it opens at) and `note("")` after, when given.
+        Readers that open a file again to check its end run `note(key)` first, with the
+        record it opens at, when given.
         """
         raise NotImplementedError
 

@@ -7,12 +7,9 @@ graph with 50 pipelines pays one call op each, not a traced `tf.cond` each.
 
 import tensorflow as tf
 
+from compat_input._src import tracing
+
 tf1 = tf.compat.v1
-
-
-def _then_true(op) -> tf.Tensor:
-    with tf.control_dependencies([op]):
-        return tf.constant(True)
 
 
 @tf.function(autograph=False)
@@ -21,7 +18,7 @@ def _initialize_missing(handles, values):
         tf.cond(
             tf.raw_ops.VarIsInitializedOp(resource=handle),
             lambda: tf.constant(True),
-            lambda handle=handle, value=value: _then_true(
+            lambda handle=handle, value=value: tracing.after(
                 tf.raw_ops.AssignVariableOp(resource=handle, value=value)
             ),
         )
@@ -37,7 +34,7 @@ def _start_if_needed(dataset, iterator, started):
         make = tf.raw_ops.MakeIterator(dataset=dataset, iterator=iterator)
         with tf.control_dependencies([make]):
             # Marked started only once the iterator is: a run waiting on the mark reads.
-            return _then_true(tf.raw_ops.AssignVariableOp(resource=started, value=True))
+            return tracing.after(tf.raw_ops.AssignVariableOp(resource=started, value=True))
 
     return tf.cond(
         tf.raw_ops.VarIsInitializedOp(resource=started), lambda: tf.constant(True), start

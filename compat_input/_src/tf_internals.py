@@ -27,7 +27,7 @@ from tensorflow.python.training.saving import saveable_object  # noqa: F401 - re
 def release_closed_session(sess) -> None:
     """Deletes a closed session's TensorFlow state now (its iterators and their threads),
     as its garbage collection would. TensorFlow has no public call for it; at interpreter
-    exit, deleting it later races the interpreter's finalization (see pipeline.py)."""
+    exit, deleting it later races the interpreter's finalization (see session_release.py)."""
     if getattr(sess, "_closed", False) and getattr(sess, "_session", None) is not None:
         sess.__del__()
 

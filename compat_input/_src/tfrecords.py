@@ -14,13 +14,9 @@ from typing import Optional
 
 import tensorflow as tf
 
+from compat_input._src import tracing
+
 tf1 = tf.compat.v1
-
-
-def _after(op: tf.Operation, value=True) -> tf.Tensor:
-    # A branch of tf.cond returns a tensor; this one runs `op` first.
-    with tf.control_dependencies([op]):
-        return tf.constant(value)
 
 
 def records_from(path: tf.Tensor, offset, compression: str) -> tf.data.Dataset:
@@ -67,7 +63,9 @@ def keyed_records(
         # Each record takes 8 (length) + 4 (crc) + data + 4 (crc) bytes of the stream.
         sizes = tf.cast(tf.strings.length(records), tf.int64) + 16
         keys = key(work, start + tf.cumsum(sizes, exclusive=True))
-        with tf.control_dependencies([tf.cond(at_end, lambda: True, lambda: _after(bump(keys)))]):
+        with tf.control_dependencies(
+            [tf.cond(at_end, lambda: True, lambda: tracing.after(bump(keys)))]
+        ):
             keys = tf.identity(keys)
         return start + tf.reduce_sum(sizes), (at_end, start, keys, records)
 
@@ -76,7 +74,7 @@ def keyed_records(
         # The note (kept: the stream may run on after an error) lets an error be named by
         # reading that one record again (origins.py), not the whole file.
         with tf.control_dependencies(
-            [tf.cond(at_end, lambda: _after(note(key(work, offset))), lambda: True)]
+            [tf.cond(at_end, lambda: tracing.after(note(key(work, offset))), lambda: True)]
         ):
             rest = records_from(work, offset, compression)
         rest = rest.take(tf.cast(at_end, tf.int64)).filter(lambda _: False)

@@ -34,3 +34,9 @@ def stand_in(shape: tf.TensorShape, dtype: tf.DType) -> tf.Tensor:
     if shape.rank is None:
         return tf.zeros([], dtype)
     return tf.zeros([d if d is not None else 0 for d in shape.as_list()], dtype)
+
+
+def after(op) -> tf.Tensor:
+    """A constant True that runs `op` first: what a tf.cond branch returns for an op."""
+    with tf.control_dependencies([op]):
+        return tf.constant(True)
