@@ -1,8 +1,9 @@
 """Costs of the fault paths, compat_input against TensorFlow's own queues, side by side.
 
 - many pipelines: a graph with N per-tower inputs (string_input_producer, TextLineReader,
-  decode_csv, shuffle_batch with 2 threads): seconds to build, seconds to start and take
-  the first batch of every tower, peak memory added;
+  decode_csv, shuffle_batch with 2 threads), and the same written by hand in tf.data:
+  seconds to build, to start and take the first batch of every tower, to close the
+  session after 20 more batches, and peak memory added;
 - locating: a 32 MB CSV with a bad line deep inside, a py_func per example, batch 128:
   seconds the failing `sess.run` takes, and the py_func calls made in it.
 
@@ -33,24 +34,40 @@ else:
     train, readers = tf1.train, tf1
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 t0 = time.perf_counter()
-fetches = []
+fetches, iterators = [], []
 for i in range(n):
     with tf1.name_scope(f"tower{i}"):
+        if mode == "tfdata":  # What a person would write by hand.
+            lines = tf.data.TextLineDataset([f"{root}/t{i}.csv"]).repeat()
+            rows = lines.map(lambda l: tuple(tf1.decode_csv(l, [[0], [0]])), 2)
+            it = tf1.data.make_initializable_iterator(rows.shuffle(100).batch(32).prefetch(3))
+            iterators.append(it)
+            fetches.append(it.get_next())
+            continue
         queue = train.string_input_producer([f"{root}/t{i}.csv"], shuffle=False)
         _, line = readers.TextLineReader().read(queue)
         a, b = tf1.decode_csv(line, [[0], [0]])
         fetches.append(train.shuffle_batch([a, b], 32, 200, 100, num_threads=2))
 built = time.perf_counter() - t0
-with tf1.Session() as sess:
-    sess.run([tf1.global_variables_initializer(), tf1.local_variables_initializer()])
-    coord = tf1.train.Coordinator()
-    t0 = time.perf_counter()
+sess = tf1.Session()
+sess.run([tf1.global_variables_initializer(), tf1.local_variables_initializer()])
+coord = tf1.train.Coordinator()
+t0 = time.perf_counter()
+if mode == "tfdata":
+    sess.run([it.initializer for it in iterators])
+else:
     threads = train.start_queue_runners(sess, coord)
+sess.run(fetches)
+started = time.perf_counter() - t0
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+for _ in range(20):
     sess.run(fetches)
-    started = time.perf_counter() - t0
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    coord.request_stop()
-print(json.dumps({"build_s": built, "start_s": started, "memory_mb": (peak - base) / 1024}))
+coord.request_stop()
+t0 = time.perf_counter()
+sess.close()
+closed = time.perf_counter() - t0
+print(json.dumps({"build_s": built, "start_s": started, "close_s": closed,
+                  "memory_mb": (peak - base) / 1024}))
 os._exit(0)
 """
 
@@ -124,7 +141,7 @@ def main() -> int:
             f.write(
                 "".join("x,y\n" if i == 600_000 else f"{i},{i % 997}\n" for i in range(1_000_000))
             )
-        many = {m: [] for m in ("legacy", "compat")}
+        many = {m: [] for m in ("legacy", "tfdata", "compat")}
         locate = {m: [] for m in ("legacy", "raw", "compat")}
         for _ in range(args.repeats):  # Interleaved, so machine noise falls on every side.
             for mode in many:
@@ -132,12 +149,12 @@ def main() -> int:
             for mode in locate:
                 locate[mode].append(_run(_LOCATE, mode, big))
     print(f"## Many pipelines ({args.towers} towers, medians of {args.repeats})\n")
-    print("| | build s | start + first batch s | memory added MB |")
-    print("|---|---|---|---|")
+    print("| | build s | start + first batch s | close s | memory added MB |")
+    print("|---|---|---|---|---|")
     for mode, runs in many.items():
         print(
             f"| {mode} | {_median(runs, 'build_s'):.2f} | {_median(runs, 'start_s'):.2f} | "
-            f"{_median(runs, 'memory_mb'):.0f} |"
+            f"{_median(runs, 'close_s'):.2f} | {_median(runs, 'memory_mb'):.0f} |"
         )
     print(f"\n## Naming a bad line (32 MB CSV, line 600,001, medians of {args.repeats})\n")
     print("| | failing sess.run s | py_func calls in it | first line |")

@@ -147,8 +147,9 @@ def test_a_corrupted_tfrecord_file_is_named_among_good_ones(tmp_path):
 
     compat = run_compat(lambda api: api.batch([read_all(api)], 10))
     assert compat.error is tf.errors.DataLossError
+    # The record's start: the legacy message counts from its data, 12 bytes on.
     assert compat.error_message.startswith(
-        f"compat_input pipeline 'batch' failed reading {corrupt}:\n"
+        f"compat_input pipeline 'batch' failed reading {corrupt} at byte offset 180:\n"
     )
     assert len(compat.values) == 5  # The good file before it, whole.
 

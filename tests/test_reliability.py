@@ -336,3 +336,34 @@ def test_random_legacy_programs_deliver_what_legacy_delivers(spec, tmp_path_fact
         assert_same_examples(build)
     else:
         assert_same(build)
+
+
+def test_no_pipeline_iterator_runs_tf_data_autotuning(tmp_path):
+    # tf.data's tuning thread (TF 2.21) misses its iterator's cancellation and sleeps out its
+    # period, up to 60 s, in every re-initialization and in `sess.close()`: 50 towers took
+    # 200-260 s to close (benchmarks/faults.py). Every iterator we build must run untuned.
+    f = write(str(tmp_path / "a.csv"), "1,2\n3,4\n")
+    with tf.Graph().as_default() as graph:
+        queue = compat_input.string_input_producer([f], num_epochs=2)
+        _, line = compat_input.TextLineReader().read(queue)
+        row = tf1.decode_csv(line, [[0], [0]])
+        compat_input.batch(row, 2, num_threads=2)
+        compat_input.shuffle_batch_join([row, row], 2, 20, 2)
+        compat_input.batch([compat_input.range_input_producer(5).dequeue()], 2)
+        compat_input.slice_input_producer([tf.range(4)], shuffle=False)
+        made = [op.inputs[0].op for op in graph.get_operations() if op.type == "MakeIterator"]
+        assert len(made) >= 5
+        for dataset in made:
+            options = tf.data.Options()
+            while dataset.type != "OptionsDataset":
+                dataset = dataset.inputs[0].op
+            options._from_proto(_options_proto(dataset))
+            assert options.autotune.enabled is False, dataset.name
+
+
+def _options_proto(op):
+    from tensorflow.core.framework import dataset_options_pb2
+
+    proto = dataset_options_pb2.Options()
+    proto.ParseFromString(op.get_attr("serialized_options"))
+    return proto

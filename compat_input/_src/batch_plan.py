@@ -218,7 +218,7 @@ def plan(
     # only where no stateful op could see the difference.
     parallel = {}
     if num_threads > 1 and not any(item.captured.stateful for item in lists):
-        parallel = {"num_parallel_calls": tf.data.AUTOTUNE, "deterministic": True}
+        parallel = {"num_parallel_calls": num_threads, "deterministic": True}
     counters = None
     if options.bad_records == "skip":
         counters = tuple(

@@ -403,11 +403,12 @@ class Origins:
         # A reader that opened a file again at the end of its records noted where: one
         # record read again there tells whether that was the failure.
         noted = run(sess, [reader.reading for reader in self.readers])
-        for reader, key in zip(self.readers, noted):
-            key = key.decode("utf-8", "replace")
-            again = reader.check_at(key) if key else None
-            if type(again) is type(error) and _same_failure(again.message, error.message):
-                return f"failed reading {describe(key, reader._key_kind, 0)}"
+        for reader, keys in zip(self.readers, noted):
+            for key in keys:
+                key = key.decode("utf-8", "replace")
+                again = reader.check_at(key) if key else None
+                if type(again) is type(error) and _same_failure(again.message, error.message):
+                    return f"failed reading {describe(key, reader._key_kind, 0)}"
         for reader in self.readers:
             path = reader.opened.culprit(run(sess, reader.opened.snapshot), error)
             if path:

@@ -37,6 +37,13 @@ from compat_input._src import tracing
 tf1 = tf.compat.v1
 
 
+# tf.data's tuning thread (TF 2.21) misses its iterator's cancellation and sleeps out its
+# period, up to 60 s, whenever an iterator is re-initialized or destroyed (50 towers took
+# 200-260 s to close). Parallelism is the legacy call's `num_threads`: nothing to tune.
+_NO_AUTOTUNE = tf.data.Options()
+_NO_AUTOTUNE.autotune.enabled = False
+
+
 class _GraphState:
     """What compat_input knows about one graph."""
 
@@ -112,7 +119,9 @@ class Pipeline:
         self.read_op_names: list[str] = []
         self.dataset = dataset
         self.element_spec = dataset.element_spec
-        self.iterator = tf1.data.make_initializable_iterator(dataset)
+        # What the iterator serves: `dataset`, untuned (see _no_autotune).
+        self.served = dataset.with_options(_NO_AUTOTUNE)
+        self.iterator = tf1.data.make_initializable_iterator(self.served)
         # Lives in no collection: initializers, savers and ready_op must not see it.
         self._started = tf1.Variable(
             False, trainable=False, collections=[], use_resource=True, name="started"

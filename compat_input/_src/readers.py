@@ -27,6 +27,8 @@ logger = logging.getLogger("compat_input")
 
 # Records are keyed and counted a block at a time.
 _BLOCK = 256
+# Files whose reopening a reader remembers (see `reading`): more than it reads ahead.
+_NOTES = 8
 
 
 def _key(work: tf.Tensor, position: tf.Tensor) -> tf.Tensor:
@@ -56,9 +58,10 @@ class ReaderBase:
             zero = tf.constant(0, tf.int64)
             self._produced = pipeline_lib.state_variable(zero, "records_produced")
             self._completed = pipeline_lib.state_variable(zero, "work_units_completed")
-            # The record a reader is opening a file at, while it does: an error raised
-            # there is named by it at once (origins.py).
-            self.reading = pipeline_lib.state_variable(tf.constant(""), "reading")
+            # The records a reader last opened a file at, newest first: an error raised there
+            # is named by one of them at once (origins.py). Several, as the stream runs on
+            # into the next files after an error reaches the program.
+            self.reading = pipeline_lib.state_variable(tf.fill([_NOTES], ""), "reading")
             self.opened = origins.OpenedFiles(lambda path: rereading.replay(self._records, path))
             self.recent = origins.RecentRecords(_BLOCK, with_values=self._logs_values)
 
@@ -118,7 +121,9 @@ class ReaderBase:
         reading = self.reading.handle
 
         def note(key):
-            return tf.raw_ops.AssignVariableOp(resource=reading, value=key)
+            noted = tf.raw_ops.ReadVariableOp(resource=reading, dtype=tf.string)
+            newest = tf.concat([tf.reshape(key, [1]), noted[: _NOTES - 1]], 0)
+            return tf.raw_ops.AssignVariableOp(resource=reading, value=newest)
 
         done = tf.data.Dataset.from_tensors((tf.constant(""), tf.constant(""))).filter(finish)
         return self._records(work, bump, note).concatenate(done)
