@@ -23,6 +23,7 @@ from compat_input._src.iteration import first_skipped_record
 from compat_input._src.iteration import hold
 from compat_input._src.iteration import iterate
 from compat_input._src.iteration import reset
+from compat_input._src.iteration import skipped_files
 from compat_input._src.iteration import skipped_records
 from compat_input._src.options import configure
 from compat_input._src.producers import InputQueue
@@ -82,6 +83,7 @@ __all__ = [
     "reset",
     "shuffle_batch",
     "shuffle_batch_join",
+    "skipped_files",
     "skipped_records",
     "slice_input_producer",
     "start_pipelines",

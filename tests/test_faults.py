@@ -17,6 +17,7 @@ from helpers import differential
 from helpers import examples
 from helpers import legacy_api
 from helpers import run_scenario
+from helpers import write
 from helpers import write_tfrecords
 
 tf1 = tf.compat.v1
@@ -304,3 +305,73 @@ def test_skip_mode_keeps_every_record_before_the_damage_and_the_next_file(
     # Skipping: those same 150, then every record of the next file; then the end.
     assert values(skipping) == values(legacy) + _records(1000, 100)
     assert skipping.error is tf.errors.OutOfRangeError
+
+
+@pytest.mark.parametrize("bad", ["directory", "deleted", "missing"])
+def test_skip_mode_reads_the_good_files_around_one_that_cannot_be_read(
+    tmp_path, skip_bad_records, bad, caplog
+):
+    first = write(str(tmp_path / "a.csv"), "".join(f"{i},1\n" for i in range(10)))
+    last = write(str(tmp_path / "c.csv"), "".join(f"{i},3\n" for i in range(10, 20)))
+    middle = str(tmp_path / "b.csv")
+    if bad == "directory":
+        os.mkdir(middle)
+
+    def build(api):
+        if bad == "deleted":
+            write(middle, "99,2\n")
+        queue = api.string_input_producer([first, middle, last], num_epochs=1, shuffle=False)
+        _, line = api.TextLineReader().read(queue)
+        batch = api.batch(tf1.decode_csv(line, [[0], [0]]), 5, allow_smaller_final_batch=True)
+        if bad == "deleted":
+            os.remove(middle)  # After the input was built, before it runs.
+        return batch
+
+    compat_input.configure(bad_records="raise")
+    legacy = run_scenario(legacy_api(), build)
+    compat_input.configure(bad_records="skip")
+    with tf.Graph().as_default():
+        batch = build(compat_api())
+        with tf1.Session() as sess:
+            sess.run(tf1.local_variables_initializer())
+            compat_input.start_queue_runners(sess)
+            rows = []
+            with pytest.raises(tf.errors.OutOfRangeError):
+                while True:
+                    a, b = sess.run(batch)
+                    rows.extend(zip(a.tolist(), b.tolist()))
+            assert compat_input.skipped_files(sess, batch) == 1
+
+    def legacy_rows():
+        return [row for step in legacy.values for row in zip(*step)]
+
+    # Legacy: the first file, then its reader fails and the input ends.
+    assert legacy_rows() == [(i, 1) for i in range(10)]
+    assert legacy.error is tf.errors.OutOfRangeError
+    # Skipping: every row of both good files, in order; the bad entry named once.
+    assert rows == [(i, 1) for i in range(10)] + [(i, 3) for i in range(10, 20)]
+    if bad != "deleted":
+        named = [r for r in caplog.records if middle in r.getMessage()]
+        assert len(named) == 1, named
+
+
+def test_a_file_deleted_after_the_input_was_built_is_named_by_the_error(tmp_path):
+    first = write(str(tmp_path / "a.csv"), "".join(f"{i},1\n" for i in range(10)))
+    gone = str(tmp_path / "b.csv")
+
+    def build(api):
+        write(gone, "99,2\n")
+        queue = api.string_input_producer([first, gone], num_epochs=1, shuffle=False)
+        _, line = api.TextLineReader().read(queue)
+        batch = api.batch(tf1.decode_csv(line, [[0], [0]]), 5, allow_smaller_final_batch=True)
+        os.remove(gone)
+        return batch
+
+    legacy = run_scenario(legacy_api(), build)
+    compat = run_scenario(compat_api(), build, install=True)
+    # Legacy: the first file, then the input ends; the NotFoundError only in coord.join().
+    assert legacy.error is tf.errors.OutOfRangeError
+    assert compat.values == legacy.values and len(compat.values) == 2
+    assert compat.error is tf.errors.NotFoundError
+    first_line = compat.error_message.splitlines()[0]
+    assert first_line == f"compat_input pipeline 'batch' failed reading {gone}:"

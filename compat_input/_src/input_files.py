@@ -2,15 +2,22 @@
 
 A missing file, a directory, or a file that cannot be read is named at build time with the
 fix, instead of failing (or, under legacy, ending the input) somewhere inside a run.
+Under `bad_records="skip"` such a file is skipped instead, named once (`usable`).
 """
+
+import logging
+import sys
 
 import tensorflow as tf
 
+from compat_input._src import tracing
 
-def first_bytes(reader: str, queue) -> dict:
-    """`{path: its first two bytes}` (a format's magic) of every file `queue` names, read to
-    prove each can be read; raises naming the reader, the producer, the file and the fix."""
-    items = queue.items
+
+def first_bytes(reader: str, queue, leave_out=()) -> dict:
+    """`{path: its first two bytes}` (a format's magic) of every file `queue` names but
+    those left out, read to prove each can be read; raises naming the reader, the
+    producer, the file and the fix."""
+    items = [f for f in queue.items if f not in leave_out]
     missing = [f for f in items if not tf.io.gfile.exists(f)]
     if missing:
         raise tf.errors.NotFoundError(
@@ -41,3 +48,49 @@ def _first_bytes(reader: str, path: str, queue_name: str) -> bytes:
             f"{reader}: {path}, given to '{queue_name}', cannot be read: {e}. "
             "Fix its permissions, or run as a user who may read it.",
         ) from None
+
+
+def unusable(reader: str, queue) -> list:
+    """The files `queue` names that cannot be read, each logged once with the reason: they
+    are left out under `bad_records="skip"`."""
+    bad = []
+    for path in dict.fromkeys(queue.items):
+        try:
+            if not tf.io.gfile.exists(path):
+                raise tf.errors.NotFoundError(None, None, f"{path} does not exist")
+            _first_bytes(reader, path, queue.name)
+        except tf.errors.OpError as error:
+            logging.getLogger("compat_input").warning(
+                "%s skips %s (bad_records='skip'): %s", reader, path, error.message
+            )
+            bad.append(path)
+    return bad
+
+
+def skipping_unusable(
+    records: tf.data.Dataset, path: tf.Tensor, reader: str, unusable: list, skipped
+) -> tf.data.Dataset:
+    """`records` of the file `path`, or none where the file is in `unusable` (found at
+    build time, logged then) or gone now (logged as it is skipped, counted in `skipped`).
+
+    A file that cannot be opened would fail again at every retry: an endless loop of
+    errors under ignore_errors. It is left out, unopened, instead.
+    """
+    # A glob of the path with its glob characters escaped matches the file alone.
+    pattern = tf.strings.regex_replace(path, r"([*?\[\]\\])", r"\\\1")
+    exists = tf.size(tf.io.matching_files(pattern)) > 0
+    known = tf.constant(False)
+    if unusable:
+        known = tf.reduce_any(tf.equal(path, tf.constant(unusable)))
+    gone = tf.logical_and(tf.logical_not(exists), tf.logical_not(known))
+
+    def skip():
+        message = tf.strings.join([reader, " skips ", path, ": it is gone"])
+        logged = tf.print(message, output_stream=sys.stderr)
+        one = tf.constant(1, tf.int64)
+        counted = tf.raw_ops.AssignAddVariableOp(resource=skipped.handle, value=one)
+        return tracing.after(tf.group(logged, counted))
+
+    with tf.control_dependencies([tf.cond(gone, skip, lambda: True)]):
+        usable = tf.logical_and(exists, tf.logical_not(known))
+    return records.take(tf.where(usable, tf.constant(-1, tf.int64), 0))

@@ -54,6 +54,25 @@ def skipped_records(sess, tensors: Any) -> int:
     return int(sum(entered - passed for entered, passed in counts))
 
 
+def skipped_files(sess, tensors: Any) -> int:
+    """How many files the readers behind `tensors` left out under bad_records="skip":
+    missing, directories or unreadable when the reader was built (each logged then), or
+    gone when it came to open them (each logged as it is skipped)."""
+    readers = {
+        id(r): r
+        for p in pipeline_lib.pipelines_behind(tensors)
+        for r in (p.origins.readers if p.origins is not None else [])
+        if r.skipped_files is not None
+    }
+    if not readers:
+        raise ValueError(
+            "skipped_files: no reader behind these tensors was built with "
+            'compat_input.configure(bad_records="skip").'
+        )
+    gone = sess.run([r.skipped_files for r in readers.values()])
+    return int(sum(gone)) + sum(len(r.unusable) for r in readers.values())
+
+
 def first_skipped_record(sess, tensors: Any) -> Optional[str]:
     """Where the first example dropped under bad_records="skip" came from, or None.
 

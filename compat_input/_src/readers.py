@@ -20,6 +20,7 @@ from compat_input._src import producers
 from compat_input._src import rereading
 from compat_input._src import tfrecords
 from compat_input._src import tracing
+from compat_input._src.options import options
 
 tf1 = tf.compat.v1
 logger = logging.getLogger("compat_input")
@@ -58,10 +59,14 @@ class ReaderBase:
             zero = tf.constant(0, tf.int64)
             self._produced = pipeline_lib.state_variable(zero, "records_produced")
             self._completed = pipeline_lib.state_variable(zero, "work_units_completed")
-            # The records a reader last opened a file at, newest first: an error raised there
-            # is named by one of them at once (origins.py). Several, as the stream runs on
-            # into the next files after an error reaches the program.
+            # Where it last opened files again, newest first, to name an error there at once
+            # (origins.py); several, as the stream runs on after an error reaches the program.
             self.reading = pipeline_lib.state_variable(tf.fill([_NOTES], ""), "reading")
+            # bad_records="skip": files unusable at build time; a count of those gone later.
+            self.unusable: list = []
+            self.skipped_files = None
+            if options.bad_records == "skip":
+                self.skipped_files = pipeline_lib.state_variable(zero, "skipped")
             self.opened = origins.OpenedFiles(lambda path: rereading.replay(self._records, path))
             self.recent = origins.RecentRecords(_BLOCK, with_values=self._logs_values)
 
@@ -126,7 +131,12 @@ class ReaderBase:
             return tf.raw_ops.AssignVariableOp(resource=reading, value=newest)
 
         done = tf.data.Dataset.from_tensors((tf.constant(""), tf.constant(""))).filter(finish)
-        return self._records(work, bump, note).concatenate(done)
+        records = self._records(work, bump, note).concatenate(done)
+        if self.skipped_files is not None and self._reads_files:
+            records = input_files.skipping_unusable(
+                records, work, type(self).__name__, self.unusable, self.skipped_files
+            )
+        return records
 
     @tracing.without_autograph
     def _source(self, queue, up_to=None) -> pipeline_lib.Source:
@@ -152,8 +162,7 @@ class ReaderBase:
         return self._sources[key]
 
     def check_at(self, key: str):
-        """The error reading again where a noted check was made raises now (readers that
-        note one define this), or None."""
+        """The error reading again at a noted `key` raises now (readers that note), or None."""
         del key
         return None
 
@@ -165,7 +174,10 @@ class ReaderBase:
         """Errors at build time, where legacy failed later in a runner thread."""
         if not self._reads_files or queue.items is None:
             return
-        for path, head in input_files.first_bytes(type(self).__name__, queue).items():
+        if options.bad_records == "skip":
+            self.unusable.extend(input_files.unusable(type(self).__name__, queue))
+        heads = input_files.first_bytes(type(self).__name__, queue, self.unusable)
+        for path, head in heads.items():
             self._check_file(path, head)
 
     def _check_file(self, path: str, head: bytes) -> None:
@@ -176,16 +188,14 @@ class ReaderBase:
         if not isinstance(queue, producers.InputQueue):
             return self._legacy_reader().read(queue, name=name)
         self._check_files(queue)
-        key, value = self._source(queue).element_tensors(name=name)
-        return key, value
+        return tuple(self._source(queue).element_tensors(name=name))
 
     def read_up_to(self, queue, num_records, name=None):
         """Up to `num_records` `(keys, values)`, never crossing a work item, as legacy."""
         if not isinstance(queue, producers.InputQueue):
             return self._legacy_reader().read_up_to(queue, num_records, name=name)
         self._check_files(queue)
-        keys, values = self._source(queue, up_to=num_records).element_tensors(name=name)
-        return keys, values
+        return tuple(self._source(queue, up_to=num_records).element_tensors(name=name))
 
     # Over a hand-built queue the legacy reader does the reading (`read` above), so it also
     # answers for its counters and state, as a legacy program expects.
