@@ -1,6 +1,7 @@
 """The codemod (tools/): before/after for every table row, no-op cases, reports, modes."""
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -227,3 +228,90 @@ def test_every_rename_row_has_its_no_op_cases(qualified, name):
     migrated = f"import compat_input\nimport tensorflow as tf\ntf.compat.v1.disable_v2_behavior()\nx = compat_input.{name}\n"
     assert _migrate(shadowed).code == shadowed
     assert _migrate(migrated).code == migrated
+
+
+# -- issue 15: what the upgrader leaves, read from the syntax and checked on the result ----
+
+
+def test_a_comment_naming_disable_eager_execution_does_not_stop_graph_mode():
+    commented = """\
+        import tensorflow as tf
+        # Older versions called tf.compat.v1.disable_eager_execution() here.
+        x = tf.train.batch([1], 2)
+        """
+    called = commented.replace("# Older versions called tf", "tf").replace(" here.", "")
+    assert _migrate(commented).code.count("disable_v2_behavior()") == 1
+    assert "disable_v2_behavior" not in _migrate(called).code
+
+
+def test_v1_summaries_stay_v1_and_names_tensorflow_lacks_are_errors():
+    outcome = _migrate(
+        """\
+        import tensorflow as tf
+        loss = tf.constant(1.0)
+        tf.summary.scalar("loss", loss)
+        tf.summary.image("im", tf.zeros([1, 2, 2, 1]))
+        merged = tf.summary.merge_all()
+        h = tf.layers.dense(tf.zeros([1, 2]), 3)
+        c = tf.compat.v1.nn.rnn_cell.BasicLSTMCell(4)
+        ok = tf.compat.v1.train.AdamOptimizer(0.1)
+        config = tf.estimator.RunConfig()
+        """
+    )
+    assert 'tf.compat.v1.summary.scalar("loss", loss)' in outcome.code
+    assert "tf.compat.v1.summary.image(" in outcome.code
+    assert "tf.compat.v1.summary.merge_all()" in outcome.code
+    errors = {(f.line, f.flag.code) for f in outcome.findings if f.flag.severity == "error"}
+    assert "tf.compat.v1.layers.dense(" in outcome.code
+    # Original line numbers, although the result has two lines more.
+    assert errors == {(6, "CI007"), (7, "CI007"), (9, "CI008")}
+    assert "Keras 2" in next(f for f in outcome.findings if f.line == 7).flag.message
+    assert "estimator" in next(f for f in outcome.findings if f.line == 9).flag.message
+
+
+def test_every_upgrader_warning_is_a_finding():
+    outcome = _migrate(
+        """\
+        import tensorflow as tf
+        e = tf.nn.embedding_lookup(tf.zeros([4, 2]), [1], partition_strategy="div")
+        """
+    )
+    (finding,) = [f for f in outcome.findings if f.flag.code == "CI009"]
+    assert finding.line == 2 and finding.flag.severity == "warning"
+    assert "partition_strategy" in finding.flag.message
+
+
+def test_every_finding_code_has_a_guide_row():
+    guide = open(os.path.join(ROOT, "migration_guide.md")).read()
+    for code in ("CI007", "CI008", "CI009", "CI010"):
+        assert f"| {code} |" in guide, code
+    for anchor in ("names-tensorflow-2-lacks", "upgrader-messages"):
+        assert f"## {anchor.replace('-', ' ')}".lower() in guide.lower(), anchor
+
+
+def _lines(output: str) -> list:
+    # compat_input writes no fraction_of_N_full summaries (migration_guide.md, Summaries).
+    return re.sub(r"[\w/]*fraction_of_\d+_full(, )?", "", output).splitlines()
+
+
+@pytest.mark.parametrize("name", ["train_with_summaries"])
+def test_corpus_programs_migrate_and_print_what_they_printed_on_legacy(name, tmp_path):
+    source = os.path.join(ROOT, "tests", "corpus", f"{name}.py")
+    path = tmp_path / f"{name}.py"
+    path.write_text(open(source).read())
+    assert migrate.main(["--check", str(path)]) == 1  # It would change; no error findings.
+    assert migrate.main([str(path)]) == 1
+    assert not [
+        f
+        for f in codemod.migrate_source(open(source).read()).findings
+        if f.flag.severity == "error"
+    ]
+    run = [sys.executable, "-m", "compat_input._src.cli", "run", "--legacy", source]
+    legacy = subprocess.run(run, capture_output=True, text=True, env=ENV, timeout=300, cwd=ROOT)
+    migrated = subprocess.run(
+        [sys.executable, str(path)], capture_output=True, text=True, env=ENV, timeout=300
+    )
+    assert legacy.returncode == 0, legacy.stderr[-2000:]
+    assert migrated.returncode == 0, migrated.stderr[-2000:]
+    assert _lines(migrated.stdout) == _lines(legacy.stdout)
+    assert "summaries: loss, w_1" in _lines(legacy.stdout)

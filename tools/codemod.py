@@ -26,6 +26,7 @@ from libcst.metadata import PositionProvider
 from libcst.metadata import QualifiedNameProvider
 from libcst.metadata import QualifiedNameSource
 
+from . import resolve
 from . import rules
 
 
@@ -41,6 +42,12 @@ class Finding:
 
 def _imported_names(node_metadata) -> set:
     return {q.name for q in node_metadata if q.source == QualifiedNameSource.IMPORT}
+
+
+def _path(root: cst.BaseExpression, path: str) -> cst.BaseExpression:
+    for part in path.split("."):
+        root = cst.Attribute(value=root, attr=cst.Name(part))
+    return root
 
 
 def _compat(name: str) -> cst.Attribute:
@@ -59,6 +66,14 @@ class _ServeFromCompatInput(codemod.VisitorBasedCodemodCommand):
             if name in rules.RENAMES:
                 AddImportsVisitor.add_needed_import(self.context, "compat_input")
                 return _compat(rules.RENAMES[name])
+            if rules.keep_v1(name):
+                root = original_node
+                while isinstance(root, cst.Attribute):
+                    root = root.value
+                rooted = _imported_names(self.get_metadata(QualifiedNameProvider, root, set()))
+                if isinstance(root, cst.Name) and rooted == {"tensorflow"}:
+                    # tf.summary.scalar -> tf.compat.v1.summary.scalar, same alias.
+                    return _path(root, rules.keep_v1(name))
         return updated_node
 
     def leave_Call(self, original_node, updated_node):
@@ -68,10 +83,7 @@ class _ServeFromCompatInput(codemod.VisitorBasedCodemodCommand):
         for (name, keyword), path in rules.KEEP_V1_CALLS.items():
             if name in names and keyword in keywords and isinstance(func, cst.Attribute):
                 # tf.Variable -> tf.compat.v1.Variable, keeping the module's own alias.
-                attribute = func.value
-                for part in path.split("."):
-                    attribute = cst.Attribute(value=attribute, attr=cst.Name(part))
-                return updated_node.with_changes(func=attribute)
+                return updated_node.with_changes(func=_path(func.value, path))
         return updated_node
 
     def leave_ImportFrom(self, original_node, updated_node):
@@ -100,13 +112,33 @@ def _last_without_comma(aliases: list) -> list:
     return aliases[:-1] + [aliases[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)]
 
 
+# Prefixes of dotted names (each seen with a trailing dot) that need graph mode.
 _GRAPH_MODE_USES = (
     "compat_input.",
-    "compat.v1.Session",
-    "compat.v1.InteractiveSession",
-    "compat.v1.placeholder",
+    "compat.v1.Session.",
+    "compat.v1.InteractiveSession.",
+    "compat.v1.placeholder.",
 )
 _DISABLE_CALLS = ("disable_eager_execution", "disable_v2_behavior")
+
+
+class _DottedNames(cst.CSTVisitor):
+    """The dotted names a module uses (`tf.compat.v1.Session`), and those it calls."""
+
+    def __init__(self):
+        super().__init__()
+        self.used: set = set()
+        self.called: set = set()
+
+    def visit_Attribute(self, node) -> None:
+        name = cst.helpers.get_full_name_for_node(node)
+        if name:
+            self.used.add(name + ".")
+
+    def visit_Call(self, node) -> None:
+        name = cst.helpers.get_full_name_for_node(node.func)
+        if name:
+            self.called.add(name)
 
 
 class _GraphMode(codemod.Codemod):
@@ -115,10 +147,13 @@ class _GraphMode(codemod.Codemod):
     DESCRIPTION = "Switch on TF1 graph behaviour where a program needs it."
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
-        code = tree.code
-        if not any(use in code for use in _GRAPH_MODE_USES):
+        # Read from the syntax, not the text: a comment or a string naming
+        # disable_eager_execution switches nothing off.
+        names = _DottedNames()
+        tree.visit(names)
+        if not any(use in name for name in names.used for use in _GRAPH_MODE_USES):
             return tree
-        if any(call in code for call in _DISABLE_CALLS):
+        if any(name.rpartition(".")[2] in _DISABLE_CALLS for name in names.called):
             return tree
         alias, last_import = None, -1
         for index, statement in enumerate(tree.body):
@@ -236,17 +271,41 @@ def _upgrade_rest(code: str, filename: str) -> tuple:
 
     upgrader = ast_edits.ASTCodeUpgrader(tf_upgrade_v2.TFAPIChangeSpec())
     with contextlib.redirect_stdout(io.StringIO()):  # It prints every rename.
-        parsed, new_code, _, errors = upgrader.update_string_pasta(code, filename)
+        parsed, new_code, report, errors = upgrader.update_string_pasta(code, filename)
     if not parsed:
         raise ValueError(f"tf_upgrade_v2 could not parse {filename}")
+    del errors  # The report holds them too, with every INFO and WARNING.
     findings = []
-    for error in errors:
-        match = re.match(r".*?:(\d+):(\d+): ERROR: (.*)", str(error), re.S)
-        if match:
-            line, column, message = int(match[1]), int(match[2]) + 1, match[3].strip()
-            flag = rules.Flag("CI000", "error", f"tf_upgrade_v2: {message}", "known-limits")
+    for entry in report:
+        match = re.match(r"(\d+):(\d+): (INFO|WARNING|ERROR): (.*)", str(entry), re.S)
+        if not match:
+            continue
+        line, column, level = int(match[1]), int(match[2]) + 1, match[3]
+        flag = _upgrader_flag(level, " ".join(match[4].split()))
+        if flag is not None:
             findings.append(Finding(line, column, flag))
     return new_code, findings
+
+
+# Upgrader notes on what pass 2 rewrites itself, or what disable_v2_behavior() settles.
+_SETTLED = (
+    "The TF 1.x summary API cannot be automatically migrated",  # rules.KEEP_V1_NAMES
+    "returns ResourceVariables by default in 2.0",  # disable_v2_behavior() keeps TF1's
+)
+
+
+def _upgrader_flag(level: str, message: str):
+    """Every upgrader message that asks for a check becomes a finding; its "converted"
+    claims are checked on the result instead (resolve.py)."""
+    if any(settled in message for settled in _SETTLED):
+        return None
+    if level == "ERROR":
+        return rules.Flag("CI000", "error", f"tf_upgrade_v2: {message}", "known-limits")
+    if level == "WARNING":
+        return rules.Flag("CI009", "warning", f"tf_upgrade_v2: {message}", "upgrader-messages")
+    if "manual check" in message:
+        return rules.Flag("CI010", "note", f"tf_upgrade_v2: {message}", "upgrader-messages")
+    return None  # A plain rename: the static check proves the new name exists.
 
 
 def _imports_tensorflow(module: cst.Module) -> bool:
@@ -290,4 +349,7 @@ def migrate_source(code: str, filename: str = "<string>") -> Outcome:
     ours = {f.line for f in flags.findings}
     findings = flags.findings + [f for f in upgrader_findings if f.line not in ours]
     final = _GraphMode(codemod.CodemodContext(filename=filename)).transform_module(served)
+    # Never trust "converted": each TensorFlow name of the result must exist.
+    for line, column, flag in resolve.unresolved(final):
+        findings.append(Finding(resolve.original_line(code, final.code, line), column, flag))
     return Outcome(final.code, sorted(findings, key=lambda f: (f.line, f.column)))

@@ -34,6 +34,29 @@ KEEP_V1_CALLS = {
 }
 
 
+# TF1 names that tf_upgrade_v2 leaves as TensorFlow 2's (while reporting them converted to
+# tf.compat.v1): TF2's tf.summary.scalar writes nothing in a graph and merge_all() does
+# not see it (merge_all() then returns None). Qualified name -> path under the module's
+# tensorflow alias.
+KEEP_V1_NAMES = {
+    f"tensorflow.summary.{name}": f"compat.v1.summary.{name}"
+    for name in ("scalar", "histogram", "image", "audio", "text", "tensor_summary", "merge")
+}
+# Prefixes kept on tf.compat.v1 the same way: the upgrader leaves tf.layers.*, which
+# TensorFlow 2 lacks; tf.compat.v1.layers.* runs with Keras 2 (resolve.py says so).
+KEEP_V1_PREFIXES = {"tensorflow.layers.": "compat.v1.layers."}
+
+
+def keep_v1(name: str):
+    """The path under the tensorflow alias that keeps `name` on TF1's API, or None."""
+    if name in KEEP_V1_NAMES:
+        return KEEP_V1_NAMES[name]
+    for prefix, path in KEEP_V1_PREFIXES.items():
+        if name.startswith(prefix):
+            return path + name[len(prefix) :]
+    return None
+
+
 @dataclasses.dataclass(frozen=True)
 class Flag:
     """A pattern the codemod cannot convert safely: reported, never rewritten."""

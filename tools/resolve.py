@@ -1,0 +1,121 @@
+"""The static check after rewriting: every TensorFlow name the migrated file uses must
+exist in the installed TensorFlow.
+
+TensorFlow's upgrader reports some names as converted that TensorFlow 2 no longer has
+(`tf.compat.v1.layers.dense` fails under Keras 3; `tf.contrib` is gone), and says nothing
+of others. Each dotted name the migrated code takes from TensorFlow, as an attribute path
+or an import, is looked up on the installed package, attribute by attribute, without
+running the program. A name that does not resolve is an error finding with TensorFlow's
+own reason, so that "nothing needs a person" is only said of code whose names exist.
+"""
+
+import difflib
+import functools
+import importlib
+
+import libcst as cst
+from libcst.metadata import PositionProvider
+from libcst.metadata import QualifiedNameProvider
+from libcst.metadata import QualifiedNameSource
+
+from . import rules
+
+_KERAS_3 = "is not available with Keras 3"
+
+
+def _flag(name: str, reason: str) -> rules.Flag:
+    dotted = name.replace("tensorflow.", "tf.", 1)
+    if _KERAS_3 in reason:
+        return rules.Flag(
+            "CI007",
+            "error",
+            f"{dotted} needs Keras 2 on this TensorFlow ({reason}): pip install tf_keras and "
+            "run with TF_USE_LEGACY_KERAS=1, or rewrite it with Keras 3 layers",
+            "names-tensorflow-2-lacks",
+        )
+    return rules.Flag(
+        "CI008",
+        "error",
+        f"{dotted} does not exist in the installed TensorFlow ({reason}): port it by hand",
+        "names-tensorflow-2-lacks",
+    )
+
+
+@functools.cache
+def missing(name: str):
+    """Why the dotted `tensorflow...` name does not resolve, or None where it does."""
+    parts = name.split(".")
+    try:
+        found = importlib.import_module(parts[0])
+    except ImportError as error:
+        return str(error)
+    for index, part in enumerate(parts[1:], 1):
+        try:
+            found = getattr(found, part)
+        except AttributeError as error:
+            # A submodule not imported yet is still a name the program can import.
+            try:
+                found = importlib.import_module(".".join(parts[: index + 1]))
+            except ImportError:
+                return str(error).splitlines()[0] or f"no attribute {part!r}"
+        except Exception as error:  # noqa: BLE001 - a lazy loader may fail any way.
+            return f"{type(error).__name__}: {error}".splitlines()[0]
+    return None
+
+
+class _Names(cst.CSTVisitor):
+    METADATA_DEPENDENCIES = (QualifiedNameProvider, PositionProvider)
+
+    def __init__(self):
+        super().__init__()
+        self.findings: list = []
+
+    def _check(self, node, name: str) -> bool:
+        if not (name == "tensorflow" or name.startswith("tensorflow.")):
+            return False
+        if name.startswith("tensorflow.contrib."):
+            return True  # Reported on the original by rules.FLAGS, with its own advice.
+        reason = missing(name)
+        if reason is not None:
+            position = self.get_metadata(PositionProvider, node).start
+            self.findings.append((position.line, position.column + 1, _flag(name, reason)))
+        return True
+
+    def visit_Attribute(self, node) -> bool:
+        names = self.get_metadata(QualifiedNameProvider, node, set())
+        imported = [q.name for q in names if q.source == QualifiedNameSource.IMPORT]
+        # The whole dotted name only; its prefixes resolve if it does.
+        return not any(self._check(node, name) for name in imported[:1])
+
+    def visit_ImportFrom(self, node) -> bool:
+        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+            return False
+        module = cst.helpers.get_full_name_for_node(node.module)
+        for alias in node.names:
+            self._check(alias, f"{module}.{cst.helpers.get_full_name_for_node(alias.name)}")
+        return False
+
+    def visit_Import(self, node) -> bool:
+        for alias in node.names:
+            self._check(alias, cst.helpers.get_full_name_for_node(alias.name))
+        return False
+
+
+def unresolved(module: cst.Module) -> list:
+    """`(line, column, Flag)` for each TensorFlow name `module` uses that does not exist."""
+    names = _Names()
+    cst.MetadataWrapper(module).visit(names)
+    return names.findings
+
+
+def original_line(original: str, migrated: str, line: int) -> int:
+    """The line of `original` that line `line` of `migrated` came from (1-based)."""
+    matcher = difflib.SequenceMatcher(
+        None, original.splitlines(), migrated.splitlines(), autojunk=False
+    )
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if j1 < line <= j2:
+            if tag == "equal" or tag == "replace":
+                return min(i1 + (line - j1), max(i2, i1 + 1))
+            return max(i1, 1)  # An inserted line: the original line before it.
+    return line
