@@ -1,4 +1,5 @@
-"""The `compat-input` command: `compat-input run SCRIPT [ARGS...]`.
+"""The `compat-input` command: `run SCRIPT [ARGS...]`; `migrate` (tools/migrate.py) and
+`compare` (compare.py) are its other subcommands.
 
 `run` executes an unmodified TF1 program on TensorFlow 2: graph mode and v1 behaviour are
 switched on, compat_input is installed into `tf.compat.v1`, and `import tensorflow` made by
@@ -88,11 +89,16 @@ def main(argv=None) -> int:
     run_parser.add_argument("script")
     run_parser.add_argument("args", nargs=argparse.REMAINDER)
     sub.add_parser("migrate", help="rewrite TF1 programs onto compat_input (migrate --help)")
+    sub.add_parser("compare", help="run a program two ways and compare its output (CI)")
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["migrate"]:
         from compat_input_tools import migrate
 
         return migrate.main(argv[1:])
+    if argv[:1] == ["compare"]:
+        from compat_input._src import compare
+
+        return compare.compare(argv[1:])
     ns = parser.parse_args(argv)
     if ns.command == "run":
         return run(ns.script, ns.args, legacy=ns.legacy)

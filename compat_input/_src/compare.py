@@ -1,0 +1,109 @@
+"""`compat-input compare`: one program run two ways, what it prints compared, for CI.
+
+    compat-input compare SCRIPT [ARGS...]          # legacy queues vs compat_input
+    compat-input compare ORIGINAL MIGRATED [ARGS...]  # original on legacy vs migrated copy
+
+Each side runs in a process of its own with the same environment and `PYTHONHASHSEED`:
+SCRIPT through `compat-input run --legacy` and `compat-input run`; or ORIGINAL through
+`compat-input run --legacy` and MIGRATED with plain `python`. Their standard outputs are
+compared line by line, after removing what `--ignore REGEX` matches (timings, paths);
+with `--tolerance`, numbers in a line may differ by that much (relative or absolute). Exit status: 0 same, 1 different (a diff is printed), 2 a side
+failed to run (its exit status and the end of its stderr are printed).
+"""
+
+import argparse
+import difflib
+import math
+import os
+import re
+import subprocess
+import sys
+
+_NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)\b")
+
+
+def _same_line(a: str, b: str, tolerance: float) -> bool:
+    if a == b:
+        return True
+    if not tolerance or _NUMBER.sub("#", a) != _NUMBER.sub("#", b):
+        return False
+    for x, y in zip(_NUMBER.findall(a), _NUMBER.findall(b)):
+        if not math.isclose(float(x), float(y), rel_tol=tolerance, abs_tol=tolerance):
+            if not (math.isnan(float(x)) and math.isnan(float(y))):
+                return False
+    return True
+
+
+def _lines(output: str, ignore: list) -> list:
+    for pattern in ignore:
+        output = re.sub(pattern, "", output)
+    return output.splitlines()
+
+
+def _run(command: list, env: dict, timeout: float) -> subprocess.CompletedProcess:
+    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=timeout)
+
+
+def compare(argv: list) -> int:
+    parser = argparse.ArgumentParser(
+        prog="compat-input compare",
+        description="Run a TF1 program on legacy queues and through compat_input (or an "
+        "original against its migrated copy) and compare what they print.",
+    )
+    parser.add_argument("--tolerance", type=float, default=0.0, help="for numbers in lines")
+    parser.add_argument("--timeout", type=float, default=1800.0, help="seconds per side")
+    parser.add_argument(
+        "--ignore",
+        action="append",
+        default=[],
+        metavar="REGEX",
+        help="removed from every line before comparing (timings, paths); repeatable",
+    )
+    parser.add_argument("script")
+    parser.add_argument("args", nargs=argparse.REMAINDER)
+    ns = parser.parse_args(argv)
+    env = dict(os.environ, PYTHONHASHSEED=os.environ.get("PYTHONHASHSEED", "0"))
+    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    run = [sys.executable, "-m", "compat_input._src.cli", "run"]
+    args, migrated = list(ns.args), None
+    if args and args[0] == "--":  # What follows is the program's, even a .py file.
+        args = args[1:]
+    elif args and args[0].endswith(".py") and os.path.isfile(args[0]):
+        migrated, args = args[0], args[1:]
+    sides = {f"{ns.script} on legacy queues": [*run, "--legacy", ns.script, *args]}
+    if migrated:
+        sides[f"{migrated} (plain python)"] = [sys.executable, migrated, *args]
+    else:
+        sides[f"{ns.script} through compat_input"] = [*run, ns.script, *args]
+    done = {}
+    for name, command in sides.items():
+        try:
+            done[name] = _run(command, env, ns.timeout)
+        except subprocess.TimeoutExpired:
+            print(f"compat-input compare: {name} ran past {ns.timeout:.0f} s", file=sys.stderr)
+            return 2
+    for name, result in done.items():
+        if result.returncode != 0:
+            print(
+                f"compat-input compare: {name} exited with status {result.returncode}:\n"
+                + result.stderr[-3000:],
+                file=sys.stderr,
+            )
+            return 2
+    (first, a), (second, b) = done.items()
+    lines_a, lines_b = (_lines(r.stdout, ns.ignore) for r in (a, b))
+    if len(lines_a) == len(lines_b) and all(
+        _same_line(x, y, ns.tolerance) for x, y in zip(lines_a, lines_b)
+    ):
+        print(f"compat-input compare: same output ({len(lines_a)} lines)", file=sys.stderr)
+        return 0
+    sys.stdout.writelines(
+        difflib.unified_diff(
+            [line + "\n" for line in lines_a],
+            [line + "\n" for line in lines_b],
+            fromfile=first,
+            tofile=second,
+        )
+    )
+    print("compat-input compare: outputs differ", file=sys.stderr)
+    return 1

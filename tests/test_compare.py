@@ -1,0 +1,60 @@
+"""`compat-input compare`: a program run two ways, its output compared, for users' CI."""
+
+import os
+import subprocess
+import sys
+
+from compat_input._src import compare
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+CORPUS = os.path.join(ROOT, "tests", "corpus", "train_with_summaries.py")
+
+
+def _compare(*args) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "compat_input._src.cli", "compare", *args]
+    return subprocess.run(command, capture_output=True, text=True, env=ENV, timeout=600)
+
+
+def test_a_program_on_legacy_and_through_compat_input_compares_equal_but_for_ignored_parts():
+    ignore = r"[\w/]*fraction_of_\d+_full, "
+    same = _compare("--ignore", ignore, CORPUS, "--steps", "3")
+    assert same.returncode == 0, same.stdout + same.stderr[-2000:]
+    assert "same output (4 lines)" in same.stderr
+    # Without --ignore, the documented difference (no fraction_of_N_full summaries) shows.
+    different = _compare(CORPUS, "--steps", "2")
+    assert different.returncode == 1
+    assert "-summaries: batch/fraction_of_32_full" in different.stdout
+    assert "+summaries: loss, w_1" in different.stdout
+
+
+def test_an_original_against_a_copy_that_drifts_or_fails(tmp_path):
+    drifted = tmp_path / "drifted.py"
+    drifted.write_text(
+        open(CORPUS)
+        .read()
+        .replace("tf.app.run()", "tf.compat.v1.app.run()")
+        .replace(
+            "import tensorflow as tf", "import tensorflow.compat.v1 as tf\ntf.disable_v2_behavior()"
+        )
+        .replace(
+            'print("step %d loss %.4f" % (i, value))',
+            'print("step %d loss %.4f" % (i, value * 1.001))',
+        )
+    )
+    args = ["--ignore", r"[\w/]*fraction_of_\d+_full, ", CORPUS, str(drifted), "--steps", "2"]
+    assert _compare(*args).returncode == 1
+    assert _compare("--tolerance", "0.01", *args).returncode == 0
+    broken = tmp_path / "broken.py"
+    broken.write_text("raise SystemExit(3)\n")
+    failed = _compare(CORPUS, str(broken))
+    assert failed.returncode == 2
+    assert "exited with status 3" in failed.stderr
+
+
+def test_numbers_within_tolerance_and_nothing_else_compare_equal():
+    assert compare._same_line("loss 1.0000 at 3", "loss 1.0004 at 3", 1e-3)
+    assert not compare._same_line("loss 1.0000 at 3", "loss 1.0004 at 3", 0.0)
+    assert not compare._same_line("loss 1.0 at 3", "loss 1.0 at 30", 0.1)
+    assert not compare._same_line("loss 1.0", "cost 1.0", 1.0)
+    assert compare._same_line("x nan", "x nan", 1e-6)
