@@ -17,6 +17,7 @@ from compat_input._src.bridges import from_dataset
 from compat_input._src.errors import CaptureError
 from compat_input._src.errors import CompatInputError
 from compat_input._src.install import install
+from compat_input._src.install import installed
 from compat_input._src.install import uninstall
 from compat_input._src.iteration import Held
 from compat_input._src.iteration import first_skipped_record
@@ -72,6 +73,7 @@ __all__ = [
     "hold",
     "input_producer",
     "install",
+    "installed",
     "iterate",
     "limit_epochs",
     "match_filenames_once",
