@@ -315,3 +315,19 @@ def test_corpus_programs_migrate_and_print_what_they_printed_on_legacy(name, tmp
     assert migrated.returncode == 0, migrated.stderr[-2000:]
     assert _lines(migrated.stdout) == _lines(legacy.stdout)
     assert "summaries: loss, w_1" in _lines(legacy.stdout)
+
+
+def test_verify_runs_the_migrated_program_and_fails_the_run_when_it_does_not(tmp_path, capsys):
+    good = tmp_path / "train.py"
+    good.write_text(open(os.path.join(ROOT, "tests", "corpus", "train_with_summaries.py")).read())
+    before = good.read_text()
+    status = migrate.main(["--check", "--verify", "--verify-run", "--steps 1", str(good)])
+    assert status == 1  # It would change; it runs.
+    assert good.read_text() == before and not list(tmp_path.glob(".compat_input_verify_*"))
+    assert "verified: the migrated file runs with plain python" in capsys.readouterr().out
+    bad = tmp_path / "model.py"
+    bad.write_text("import tensorflow as tf\nh = tf.layers.dense(tf.zeros([1, 2]), 3)\n")
+    assert migrate.main(["--verify", str(bad)]) == 2
+    out = capsys.readouterr().out
+    assert f"{bad}:1:1: error: the migrated file does not import (exit status 1)" in out
+    assert "Keras 3" in out  # TensorFlow's own reason, from the run.

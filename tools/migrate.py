@@ -4,6 +4,10 @@ Every file ends changed, unchanged, skipped (no TensorFlow in it, or not Python)
 (a syntax error, reported as file:line:col); one bad file never stops the run. Findings
 that need a person are printed as `file:line:col: severity: message`.
 
+`--verify` runs each migrated file with plain `python` (its import; with `--verify-run
+ARGS`, the program itself), so a CI job proves the result runs; one that does not counts
+as failed.
+
 Exit status: 0 when nothing would change and nothing needs a person; 1 when files
 changed (or, with --check / --diff, would change) or need a person; 2 when a file failed.
 """
@@ -11,6 +15,8 @@ changed (or, with --check / --diff, would change) or need a person; 2 when a fil
 import argparse
 import difflib
 import os
+import shlex
+import subprocess
 import sys
 
 import libcst as cst
@@ -85,6 +91,39 @@ def migrate_file(path: str, write: bool, show_diff: bool, out=None) -> tuple:
     return "changed", outcome.findings
 
 
+def verify(path: str, code: str, run_args, out=None) -> bool:
+    """Runs the migrated `code` of `path` with plain `python`, as a module import (its
+    `__main__` block not run) or, with `run_args` (a list), as the program itself; True
+    when it exits 0. A copy beside `path` runs where `path` was not rewritten in place,
+    so that the modules beside it import as they would."""
+    out = out or sys.stdout
+    folder, name = os.path.split(os.path.abspath(path))
+    copy = os.path.join(folder, f".compat_input_verify_{name}")
+    with open(copy, "w", encoding="utf-8") as f:
+        f.write(code)
+    if run_args is None:
+        command = [sys.executable, "-c", "import runpy, sys; runpy.run_path(sys.argv[1])", copy]
+        what = "imports"
+    else:
+        command = [sys.executable, copy, *run_args]
+        what = "runs"
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL=os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2"))
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, cwd=folder, env=env)
+    finally:
+        os.remove(copy)
+    if done.returncode == 0:
+        print(f"{path}: verified: the migrated file {what} with plain python", file=out)
+        return True
+    last = (done.stderr.strip().splitlines() or ["(no output)"])[-1].replace(copy, path)
+    print(
+        f"{path}:1:1: error: the migrated file does not {what[:-1]} "
+        f"(exit status {done.returncode}): {last}",
+        file=out,
+    )
+    return False
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(
         prog="compat-input migrate",
@@ -94,13 +133,30 @@ def main(argv=None) -> int:
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--diff", action="store_true", help="print a diff, write nothing")
     mode.add_argument("--check", action="store_true", help="write nothing; exit 1 if work remains")
+    parser.add_argument(
+        "--verify",
+        action="store_true",
+        help="run each migrated file's import with plain python; a failure fails the run",
+    )
+    parser.add_argument(
+        "--verify-run",
+        metavar="ARGS",
+        help='with --verify: run the program itself with these arguments ("--steps 2")',
+    )
     args = parser.parse_args(argv)
+    run_args = None if args.verify_run is None else shlex.split(args.verify_run)
     write = not (args.diff or args.check)
     files = _python_files(args.paths)
     counts = {"changed": 0, "unchanged": 0, "skipped": 0, "failed": 0}
     needs_person = 0
     for index, path in enumerate(files, 1):
         status, findings = migrate_file(path, write=write, show_diff=args.diff)
+        if args.verify and status in ("changed", "unchanged"):
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+            migrated = text if write else codemod.migrate_source(text, path).code
+            if not verify(path, migrated, run_args):
+                status = "failed"
         counts[status] += 1
         needs_person += sum(1 for f in findings if f.flag.severity in ("warning", "error"))
         _progress(index, len(files), path)
