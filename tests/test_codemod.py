@@ -294,7 +294,9 @@ def _lines(output: str) -> list:
     return re.sub(r"[\w/]*fraction_of_\d+_full(, )?", "", output).splitlines()
 
 
-@pytest.mark.parametrize("name", ["train_with_summaries"])
+@pytest.mark.parametrize(
+    "name", ["train_with_summaries", "eval_with_saver", "gan_two_optimizers", "flags_driven"]
+)
 def test_corpus_programs_migrate_and_print_what_they_printed_on_legacy(name, tmp_path):
     source = os.path.join(ROOT, "tests", "corpus", f"{name}.py")
     path = tmp_path / f"{name}.py"
@@ -314,7 +316,9 @@ def test_corpus_programs_migrate_and_print_what_they_printed_on_legacy(name, tmp
     assert legacy.returncode == 0, legacy.stderr[-2000:]
     assert migrated.returncode == 0, migrated.stderr[-2000:]
     assert _lines(migrated.stdout) == _lines(legacy.stdout)
-    assert "summaries: loss, w_1" in _lines(legacy.stdout)
+    assert len(_lines(legacy.stdout)) >= 4  # The program ran its loop.
+    if name == "train_with_summaries":  # Summaries written and read back.
+        assert "summaries: loss, w_1" in _lines(legacy.stdout)
 
 
 def test_verify_runs_the_migrated_program_and_fails_the_run_when_it_does_not(tmp_path, capsys):
