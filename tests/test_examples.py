@@ -140,3 +140,20 @@ def test_install_serves_and_uninstall_restores_tensorflows_names():
     )
     stdout, _ = _run([sys.executable, "-c", code])
     assert stdout.strip() == "ok"
+
+
+def test_run_says_which_package_a_program_of_tf1_layers_needs(tmp_path):
+    script = tmp_path / "model.py"
+    script.write_text("import tensorflow as tf\nh = tf.layers.dense(tf.zeros([1, 2]), 3)\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "compat_input._src.cli", "run", str(script)],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=120,
+    )
+    assert done.returncode == 1
+    last = done.stderr.strip().splitlines()
+    assert "AttributeError: `dense` is not available with Keras 3." in last
+    hint = next(line for line in last if line.startswith("compat-input run: this program"))
+    assert "compat-input[keras2]" in hint and "TF_USE_LEGACY_KERAS=1" in hint

@@ -29,8 +29,9 @@ def _flag(name: str, reason: str) -> rules.Flag:
         return rules.Flag(
             "CI007",
             "error",
-            f"{dotted} needs Keras 2 on this TensorFlow ({reason}): pip install tf_keras and "
-            "run with TF_USE_LEGACY_KERAS=1, or rewrite it with Keras 3 layers",
+            f"{dotted} needs Keras 2 on this TensorFlow ({reason}): pip install "
+            "'compat-input[keras2]' and run with TF_USE_LEGACY_KERAS=1, or rewrite it with "
+            "Keras 3 layers",
             "names-tensorflow-2-lacks",
         )
     return rules.Flag(

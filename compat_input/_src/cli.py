@@ -32,6 +32,15 @@ def _tf1_import_hook(root: str):
     return hooked
 
 
+# TensorFlow's words when a TF1 name (tf.layers.dense, rnn_cell.LSTMCell) needs Keras 2.
+_KERAS_3 = "is not available with Keras 3"
+_KERAS_2_HINT = (
+    "compat-input run: this program uses TF1 layers, which need Keras 2 on TensorFlow 2: "
+    "pip install 'compat-input[keras2]' (or the tf_keras matching your TensorFlow) and run "
+    "it again with TF_USE_LEGACY_KERAS=1 in the environment."
+)
+
+
 def _report() -> None:
     from compat_input._src import pipeline
 
@@ -64,6 +73,10 @@ def run(script: str, args: list, legacy: bool = False) -> int:
         atexit.register(_report)
     try:
         runpy.run_path(script, run_name="__main__")
+    except AttributeError as e:
+        if _KERAS_3 in str(e):  # Said last, after the traceback.
+            atexit.register(print, _KERAS_2_HINT, file=sys.stderr)
+        raise
     except SystemExit as e:
         code = e.code
         if code is None:
