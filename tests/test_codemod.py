@@ -335,3 +335,20 @@ def test_verify_runs_the_migrated_program_and_fails_the_run_when_it_does_not(tmp
     out = capsys.readouterr().out
     assert f"{bad}:1:1: error: the migrated file does not import (exit status 1)" in out
     assert "Keras 3" in out  # TensorFlow's own reason, from the run.
+
+
+@pytest.mark.parametrize(
+    "line, fix",
+    [
+        ("slim = tf.contrib.slim", "tf_slim"),
+        ("d = tf.contrib.data.shuffle_and_repeat(10)", "tf.data.experimental"),
+        ("x = tf.contrib.learn.datasets.mnist.read_data_sets('d')", "tensorflow_datasets"),
+        ("i = tf.contrib.framework.get_or_create_global_step()", "tf.compat.v1.train"),
+        ("q = tf.contrib.slim.prefetch_queue.prefetch_queue([1])", "tf_slim"),
+        ("w = tf.contrib.copy_graph.copy_op_to_graph", "port this by hand"),
+    ],
+)
+def test_common_contrib_pieces_are_flagged_with_their_fix(line, fix):
+    outcome = _migrate(f"import tensorflow as tf\n{line}\n")
+    messages = [f.flag.message for f in outcome.findings if f.flag.code == "CI004"]
+    assert len(messages) == 1 and fix in messages[0], messages

@@ -210,7 +210,7 @@ class _Flags(cst.CSTVisitor):
             if name in rules.FLAGS:
                 return rules.FLAGS[name]
             for prefix, flag in rules.FLAGS.items():
-                if prefix.endswith(".") and name.startswith(prefix):
+                if prefix.endswith(".") and (name.startswith(prefix) or name == prefix[:-1]):
                     return flag
         return None
 

@@ -99,6 +99,25 @@ FLAGS: dict = {
         "compat_input.from_dataset",
         "known-limits",
     ),
+    # The tf.contrib pieces common in input and training code, each with its fix.
+    **{
+        prefix: Flag(
+            "CI004", "warning", f"tf.contrib is gone in TensorFlow 2: {fix}", "known-limits"
+        )
+        for prefix, fix in {
+            "tensorflow.contrib.data.": "use the same function from tf.data.experimental "
+            "(or tf.data.Dataset)",
+            "tensorflow.contrib.slim.": "pip install tf_slim and `import tf_slim as slim`",
+            "tensorflow.contrib.rnn.": "use tf.compat.v1.nn.rnn_cell (needs Keras 2: "
+            "compat-input[keras2]) or Keras 3 RNN layers",
+            "tensorflow.contrib.layers.": "use tf.compat.v1.layers (needs Keras 2: "
+            "compat-input[keras2]), tf.keras.initializers / regularizers, or Keras 3 layers",
+            "tensorflow.contrib.framework.": "most of it is in tf.compat.v1.train "
+            "(get_or_create_global_step) and tf.compat.v1 (arg_scope moved to tf_slim)",
+            "tensorflow.contrib.learn.": "tf.contrib.learn's datasets and Estimators are "
+            "gone: read the data with tf.data or tensorflow_datasets",
+        }.items()
+    },
     "tensorflow.contrib.": Flag(
         "CI004",
         "warning",
