@@ -295,23 +295,38 @@ def _lines(output: str) -> list:
 
 
 @pytest.mark.parametrize(
-    "name", ["train_with_summaries", "eval_with_saver", "gan_two_optimizers", "flags_driven"]
+    "name",
+    [
+        "train_with_summaries",
+        "eval_with_saver",
+        "gan_two_optimizers",
+        "flags_driven",
+        "layers_classifier",
+    ],
 )
 def test_corpus_programs_migrate_and_print_what_they_printed_on_legacy(name, tmp_path):
     source = os.path.join(ROOT, "tests", "corpus", f"{name}.py")
     path = tmp_path / f"{name}.py"
     path.write_text(open(source).read())
-    assert migrate.main(["--check", str(path)]) == 1  # It would change; no error findings.
+    assert migrate.main(["--check", str(path)]) == 1  # It would change.
     assert migrate.main([str(path)]) == 1
-    assert not [
-        f
+    errors = {
+        f.flag.code
         for f in codemod.migrate_source(open(source).read()).findings
         if f.flag.severity == "error"
-    ]
+    }
+    env = ENV
+    if name == "layers_classifier":
+        # tf.layers: TensorFlow 2 has it with Keras 2 only, which this process (Keras 3)
+        # lacks, and says so; both sides then run with tf_keras (compat-input[keras2]).
+        assert errors == {"CI007"}
+        env = dict(ENV, TF_USE_LEGACY_KERAS="1")
+    else:
+        assert not errors
     run = [sys.executable, "-m", "compat_input._src.cli", "run", "--legacy", source]
-    legacy = subprocess.run(run, capture_output=True, text=True, env=ENV, timeout=300, cwd=ROOT)
+    legacy = subprocess.run(run, capture_output=True, text=True, env=env, timeout=300, cwd=ROOT)
     migrated = subprocess.run(
-        [sys.executable, str(path)], capture_output=True, text=True, env=ENV, timeout=300
+        [sys.executable, str(path)], capture_output=True, text=True, env=env, timeout=300
     )
     assert legacy.returncode == 0, legacy.stderr[-2000:]
     assert migrated.returncode == 0, migrated.stderr[-2000:]

@@ -23,9 +23,13 @@ from . import rules
 _KERAS_3 = "is not available with Keras 3"
 
 
+# Modules whose TF1 names TensorFlow 2 serves only with Keras 2 (tf_keras).
+_KERAS_2_MODULES = ("tensorflow.compat.v1.layers.", "tensorflow.compat.v1.nn.rnn_cell.")
+
+
 def _flag(name: str, reason: str) -> rules.Flag:
     dotted = name.replace("tensorflow.", "tf.", 1)
-    if _KERAS_3 in reason:
+    if _KERAS_3 in reason or name.startswith(_KERAS_2_MODULES):
         return rules.Flag(
             "CI007",
             "error",
