@@ -367,3 +367,22 @@ def test_common_contrib_pieces_are_flagged_with_their_fix(line, fix):
     outcome = _migrate(f"import tensorflow as tf\n{line}\n")
     messages = [f.flag.message for f in outcome.findings if f.flag.code == "CI004"]
     assert len(messages) == 1 and fix in messages[0], messages
+
+
+def test_the_names_check_leaves_tensorflow_as_it_was():
+    import tensorflow as tf
+
+    compat, v1, modules = tf.compat, tf.compat.v1, set(sys.modules)
+    outcome = _migrate(
+        """\
+        import tensorflow as tf
+        h = tf.compat.v1.layers.dense(tf.zeros([1, 2]), 3)
+        c = tf.compat.v1.nn.rnn_cell.LSTMCell(2)
+        from tensorflow.python.ops import io_ops
+        """
+    )
+    assert {f.flag.code for f in outcome.findings} == {"CI007"}
+    # Importing tensorflow.compat.v1.layers to resolve it would have put new module
+    # objects at tf.compat: install() then patched those, not the program's tf.compat.v1.
+    assert tf.compat is compat and tf.compat.v1 is v1
+    assert not {m for m in set(sys.modules) - modules if m.startswith("tensorflow")}

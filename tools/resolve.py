@@ -12,6 +12,7 @@ own reason, so that "nothing needs a person" is only said of code whose names ex
 import difflib
 import functools
 import importlib
+import sys
 
 import libcst as cst
 from libcst.metadata import PositionProvider
@@ -58,11 +59,16 @@ def missing(name: str):
         try:
             found = getattr(found, part)
         except AttributeError as error:
-            # A submodule not imported yet is still a name the program can import.
+            reason = str(error).splitlines()[0] or f"no attribute {part!r}"
+            # A submodule not imported yet is still a name the program can import, but
+            # only inside a real package: importing `tensorflow.compat.v1.layers` would
+            # put new module objects at `tensorflow.compat` in this process.
+            if sys.modules.get(".".join(parts[:index])) is not found:
+                return reason
             try:
                 found = importlib.import_module(".".join(parts[: index + 1]))
             except ImportError:
-                return str(error).splitlines()[0] or f"no attribute {part!r}"
+                return reason
         except Exception as error:  # noqa: BLE001 - a lazy loader may fail any way.
             return f"{type(error).__name__}: {error}".splitlines()[0]
     return None
