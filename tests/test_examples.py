@@ -25,6 +25,12 @@ def _run(args):
     return done.stdout, done.stderr
 
 
+def _run_script(script, *args) -> subprocess.CompletedProcess:
+    """`compat-input run SCRIPT ARGS`, whatever its exit status."""
+    command = [sys.executable, "-m", "compat_input._src.cli", "run", str(script), *args]
+    return subprocess.run(command, capture_output=True, text=True, env=ENV, timeout=120)
+
+
 def _cli(*args):
     return _run([sys.executable, "-m", "compat_input._src.cli", "run", *args])
 
@@ -83,13 +89,7 @@ def test_run_keeps_argv_main_and_exit_status(tmp_path):
         "print(__name__, sys.argv[1:], hasattr(tf, 'Session'))\n"
         "sys.exit(3)\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-m", "compat_input._src.cli", "run", str(script), "a", "--b"],
-        capture_output=True,
-        text=True,
-        env=ENV,
-        timeout=120,
-    )
+    done = _run_script(script, "a", "--b")
     assert done.returncode == 3
     assert done.stdout.strip() == "__main__ ['a', '--b'] True"
 
@@ -104,13 +104,7 @@ def test_run_serves_tf1_to_modules_beside_the_script_only(tmp_path):
         "import compat_input._src.batching as b\n"
         "print(helper_mod.HAS_TF1, tf.train.batch is b.batch, b.tf is not tf)\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-m", "compat_input._src.cli", "run", str(script)],
-        capture_output=True,
-        text=True,
-        env=ENV,
-        timeout=120,
-    )
+    done = _run_script(script)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "True True True"
 
@@ -145,13 +139,7 @@ def test_install_serves_and_uninstall_restores_tensorflows_names():
 def test_run_says_which_package_a_program_of_tf1_layers_needs(tmp_path):
     script = tmp_path / "model.py"
     script.write_text("import tensorflow as tf\nh = tf.layers.dense(tf.zeros([1, 2]), 3)\n")
-    done = subprocess.run(
-        [sys.executable, "-m", "compat_input._src.cli", "run", str(script)],
-        capture_output=True,
-        text=True,
-        env=ENV,
-        timeout=120,
-    )
+    done = _run_script(script)
     assert done.returncode == 1
     last = done.stderr.strip().splitlines()
     assert "AttributeError: `dense` is not available with Keras 3." in last
