@@ -386,3 +386,17 @@ def test_the_names_check_leaves_tensorflow_as_it_was():
     # objects at tf.compat: install() then patched those, not the program's tf.compat.v1.
     assert tf.compat is compat and tf.compat.v1 is v1
     assert not {m for m in set(sys.modules) - modules if m.startswith("tensorflow")}
+
+
+def test_imported_names_get_their_table_row_once_and_no_second_finding():
+    outcome = _migrate(
+        """\
+        import tensorflow as tf
+        from tensorflow.examples.tutorials.mnist import input_data
+        from tensorflow.contrib import slim
+        x = tf.train.batch([1], 2)
+        """
+    )
+    found = sorted((f.line, f.flag.code) for f in outcome.findings)
+    assert found == [(2, "CI011"), (3, "CI004")]
+    assert "tf_slim" in outcome.findings[1].flag.message

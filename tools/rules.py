@@ -118,6 +118,14 @@ FLAGS: dict = {
             "gone: read the data with tf.data or tensorflow_datasets",
         }.items()
     },
+    "tensorflow.examples.tutorials.mnist.": Flag(
+        "CI011",
+        "error",
+        "the MNIST tutorial helpers (input_data, mnist) are not part of TensorFlow 2: read "
+        "MNIST with tf.keras.datasets.mnist.load_data() or tensorflow_datasets ('mnist'), "
+        "and keep the tutorial's model code as a file of your own",
+        "known-limits",
+    ),
     "tensorflow.contrib.": Flag(
         "CI004",
         "warning",
