@@ -302,6 +302,7 @@ def _lines(output: str) -> list:
         "gan_two_optimizers",
         "flags_driven",
         "layers_classifier",
+        "supervisor_queue",
     ],
 )
 def test_corpus_programs_migrate_and_print_what_they_printed_on_legacy(name, tmp_path):
