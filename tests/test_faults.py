@@ -309,7 +309,7 @@ def test_skip_mode_keeps_every_record_before_the_damage_and_the_next_file(
 
 @pytest.mark.parametrize("bad", ["directory", "deleted", "missing"])
 def test_skip_mode_reads_the_good_files_around_one_that_cannot_be_read(
-    tmp_path, skip_bad_records, bad, caplog
+    tmp_path, skip_bad_records, bad, caplog, capfd
 ):
     first = write(str(tmp_path / "a.csv"), "".join(f"{i},1\n" for i in range(10)))
     last = write(str(tmp_path / "c.csv"), "".join(f"{i},3\n" for i in range(10, 20)))
@@ -320,7 +320,7 @@ def test_skip_mode_reads_the_good_files_around_one_that_cannot_be_read(
     def build(api):
         if bad == "deleted":
             write(middle, "99,2\n")
-        queue = api.string_input_producer([first, middle, last], num_epochs=1, shuffle=False)
+        queue = api.string_input_producer([first, middle, last], num_epochs=2, shuffle=False)
         _, line = api.TextLineReader().read(queue)
         batch = api.batch(tf1.decode_csv(line, [[0], [0]]), 5, allow_smaller_final_batch=True)
         if bad == "deleted":
@@ -348,9 +348,12 @@ def test_skip_mode_reads_the_good_files_around_one_that_cannot_be_read(
     # Legacy: the first file, then its reader fails and the input ends.
     assert legacy_rows() == [(i, 1) for i in range(10)]
     assert legacy.error is tf.errors.OutOfRangeError
-    # Skipping: every row of both good files, in order; the bad entry named once.
-    assert rows == [(i, 1) for i in range(10)] + [(i, 3) for i in range(10, 20)]
-    if bad != "deleted":
+    # Skipping: every row of both good files, in order, each epoch; the bad entry named
+    # once, not once per epoch.
+    assert rows == 2 * ([(i, 1) for i in range(10)] + [(i, 3) for i in range(10, 20)])
+    if bad == "deleted":
+        assert capfd.readouterr().err.count(f"TextLineReader skips {middle}: it is gone") == 1
+    else:
         named = [r for r in caplog.records if middle in r.getMessage()]
         assert len(named) == 1, named
 

@@ -10,6 +10,7 @@ import sys
 
 import tensorflow as tf
 
+from compat_input._src import pipeline as pipeline_lib
 from compat_input._src import tracing
 
 
@@ -67,11 +68,17 @@ def unusable(reader: str, queue) -> list:
     return bad
 
 
+def gone_log() -> tf.Variable:
+    """A reader's record of the files found gone while reading, by name."""
+    return pipeline_lib.state_variable(tf.zeros([0], tf.string), "skipped", [None])
+
+
 def skipping_unusable(
     records: tf.data.Dataset, path: tf.Tensor, reader: str, unusable: list, skipped
 ) -> tf.data.Dataset:
     """`records` of the file `path`, or none where the file is in `unusable` (found at
-    build time, logged then) or gone now (logged as it is skipped, counted in `skipped`).
+    build time, logged then) or gone now (named once, when first skipped, in the string
+    vector variable `skipped`, and logged then).
 
     A file that cannot be opened would fail again at every retry: an endless loop of
     errors under ignore_errors. It is left out, unopened, instead.
@@ -84,12 +91,18 @@ def skipping_unusable(
         known = tf.reduce_any(tf.equal(path, tf.constant(unusable)))
     gone = tf.logical_and(tf.logical_not(exists), tf.logical_not(known))
 
-    def skip():
+    def name_it():
         message = tf.strings.join([reader, " skips ", path, ": it is gone"])
         logged = tf.print(message, output_stream=sys.stderr)
-        one = tf.constant(1, tf.int64)
-        counted = tf.raw_ops.AssignAddVariableOp(resource=skipped.handle, value=one)
-        return tracing.after(tf.group(logged, counted))
+        named = tf.raw_ops.ReadVariableOp(resource=skipped.handle, dtype=tf.string)
+        more = tf.concat([named, tf.reshape(path, [1])], 0)
+        kept = tf.raw_ops.AssignVariableOp(resource=skipped.handle, value=more)
+        return tracing.after(tf.group(logged, kept))
+
+    def skip():
+        # Named once, not once per epoch.
+        named = tf.raw_ops.ReadVariableOp(resource=skipped.handle, dtype=tf.string)
+        return tf.cond(tf.reduce_any(tf.equal(named, path)), lambda: True, name_it)
 
     with tf.control_dependencies([tf.cond(gone, skip, lambda: True)]):
         usable = tf.logical_and(exists, tf.logical_not(known))

@@ -70,7 +70,7 @@ def skipped_files(sess, tensors: Any) -> int:
             'compat_input.configure(bad_records="skip").'
         )
     gone = sess.run([r.skipped_files for r in readers.values()])
-    return int(sum(gone)) + sum(len(r.unusable) for r in readers.values())
+    return sum(len(names) for names in gone) + sum(len(r.unusable) for r in readers.values())
 
 
 def first_skipped_record(sess, tensors: Any) -> Optional[str]:

@@ -225,13 +225,16 @@ def needs_initialization(variables: list) -> None:
     _ensure_runner(variables[0].graph)
 
 
-def state_variable(value, name: str) -> tf.Variable:
-    """A resource variable in no collection, initialized by us at start in each session.
+def state_variable(value, name: str, shape=None) -> tf.Variable:
+    """A resource variable in no collection, initialized by us at start in each session;
+    `shape` (a partial shape) lets its value change shape.
 
     Pipeline state (counters, logs) must not be touched by the program's initializers,
     savers or `ready_op`, as a legacy queue's internal state was not.
     """
-    variable = tf1.Variable(value, trainable=False, collections=[], use_resource=True, name=name)
+    variable = tf1.Variable(
+        value, trainable=False, collections=[], use_resource=True, name=name, shape=shape
+    )
     needs_initialization([variable])
     return variable
 

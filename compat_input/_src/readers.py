@@ -62,11 +62,10 @@ class ReaderBase:
             # Where it last opened files again, newest first, to name an error there at once
             # (origins.py); several, as the stream runs on after an error reaches the program.
             self.reading = pipeline_lib.state_variable(tf.fill([_NOTES], ""), "reading")
-            # bad_records="skip": files unusable at build time; a count of those gone later.
+            # bad_records="skip": files unusable at build time; the names of those gone later.
             self.unusable: list = []
-            self.skipped_files = None
-            if options.bad_records == "skip":
-                self.skipped_files = pipeline_lib.state_variable(zero, "skipped")
+            skipping = options.bad_records == "skip"
+            self.skipped_files = input_files.gone_log() if skipping else None
             self.opened = origins.OpenedFiles(lambda path: rereading.replay(self._records, path))
             self.recent = origins.RecentRecords(_BLOCK, with_values=self._logs_values)
 
