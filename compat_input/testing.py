@@ -108,18 +108,15 @@ def examples(run: InputRun) -> list:
     example is its image and its label together. A step whose components have no batch
     axis (a reader's `(key, value)`) is one example.
     """
-    found = []
-    for batch in run.batches:
-        parts = [np.asarray(p) for p in tf.nest.flatten(batch)]
-        if not parts or any(p.ndim == 0 for p in parts):
-            found.append(tuple(_key(p) for p in parts))
-            continue
-        sizes = {len(p) for p in parts}
-        if len(sizes) != 1:
-            found.append(tuple(_key(p) for p in parts))
-            continue
-        found.extend(tuple(_key(p[i]) for p in parts) for i in range(sizes.pop()))
-    return found
+    return [example for batch in run.batches for example in _batch_examples(batch)]
+
+
+def _batch_examples(batch: Any) -> list:
+    parts = [np.asarray(p) for p in tf.nest.flatten(batch)]
+    sizes = {len(p) for p in parts if p.ndim}
+    if not parts or any(p.ndim == 0 for p in parts) or len(sizes) != 1:
+        return [tuple(_key(p) for p in parts)]  # No common batch axis: one example.
+    return [tuple(_key(p[i]) for p in parts) for i in range(sizes.pop())]
 
 
 def _show(value: Any, limit: int = 300) -> str:
@@ -158,7 +155,7 @@ def assert_same_input(
             )
         return legacy, compat
     for index, (a, b) in enumerate(zip(legacy.batches, compat.batches)):
-        if examples(InputRun([a], None)) != examples(InputRun([b], None)):
+        if _batch_examples(a) != _batch_examples(b):
             raise AssertionError(
                 f"batch {index} differs:\n  legacy:       {_show(a)}\n  compat_input: {_show(b)}"
             )

@@ -2,7 +2,8 @@
 
 A missing file, a directory, or a file that cannot be read is named at build time with the
 fix, instead of failing (or, under legacy, ending the input) somewhere inside a run.
-Under `bad_records="skip"` such a file is skipped instead, named once (`usable`).
+Under `bad_records="skip"` such a file is skipped instead, named once (`unusable`,
+`skipping_unusable`).
 """
 
 import logging
@@ -91,17 +92,17 @@ def skipping_unusable(
         known = tf.reduce_any(tf.equal(path, tf.constant(unusable)))
     gone = tf.logical_and(tf.logical_not(exists), tf.logical_not(known))
 
-    def name_it():
-        message = tf.strings.join([reader, " skips ", path, ": it is gone"])
-        logged = tf.print(message, output_stream=sys.stderr)
-        named = tf.raw_ops.ReadVariableOp(resource=skipped.handle, dtype=tf.string)
-        more = tf.concat([named, tf.reshape(path, [1])], 0)
-        kept = tf.raw_ops.AssignVariableOp(resource=skipped.handle, value=more)
-        return tracing.after(tf.group(logged, kept))
-
     def skip():
-        # Named once, not once per epoch.
         named = tf.raw_ops.ReadVariableOp(resource=skipped.handle, dtype=tf.string)
+
+        def name_it():
+            message = tf.strings.join([reader, " skips ", path, ": it is gone"])
+            logged = tf.print(message, output_stream=sys.stderr)
+            more = tf.concat([named, tf.reshape(path, [1])], 0)
+            kept = tf.raw_ops.AssignVariableOp(resource=skipped.handle, value=more)
+            return tracing.after(tf.group(logged, kept))
+
+        # Named once, not once per epoch.
         return tf.cond(tf.reduce_any(tf.equal(named, path)), lambda: True, name_it)
 
     with tf.control_dependencies([tf.cond(gone, skip, lambda: True)]):

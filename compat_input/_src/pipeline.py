@@ -119,9 +119,7 @@ class Pipeline:
         self.read_op_names: list[str] = []
         self.dataset = dataset
         self.element_spec = dataset.element_spec
-        # What the iterator serves: `dataset`, untuned (see _no_autotune).
-        self.served = dataset.with_options(_NO_AUTOTUNE)
-        self.iterator = tf1.data.make_initializable_iterator(self.served)
+        self.iterator = tf1.data.make_initializable_iterator(dataset.with_options(_NO_AUTOTUNE))
         # Lives in no collection: initializers, savers and ready_op must not see it.
         self._started = tf1.Variable(
             False, trainable=False, collections=[], use_resource=True, name="started"
