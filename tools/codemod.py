@@ -66,14 +66,15 @@ class _ServeFromCompatInput(codemod.VisitorBasedCodemodCommand):
             if name in rules.RENAMES:
                 AddImportsVisitor.add_needed_import(self.context, "compat_input")
                 return _compat(rules.RENAMES[name])
-            if rules.keep_v1(name):
+            path = rules.keep_v1(name)
+            if path:
                 root = original_node
                 while isinstance(root, cst.Attribute):
                     root = root.value
                 rooted = _imported_names(self.get_metadata(QualifiedNameProvider, root, set()))
                 if isinstance(root, cst.Name) and rooted == {"tensorflow"}:
                     # tf.summary.scalar -> tf.compat.v1.summary.scalar, same alias.
-                    return _path(root, rules.keep_v1(name))
+                    return _path(root, path)
         return updated_node
 
     def leave_Call(self, original_node, updated_node):
@@ -87,14 +88,8 @@ class _ServeFromCompatInput(codemod.VisitorBasedCodemodCommand):
         return updated_node
 
     def leave_ImportFrom(self, original_node, updated_node):
-        if original_node.relative or original_node.module is None:
-            return updated_node
-        if isinstance(original_node.names, cst.ImportStar):
-            return updated_node
-        module = cst.helpers.get_full_name_for_node(original_node.module)
         served, kept = [], []
-        for alias in original_node.names:
-            full = f"{module}.{cst.helpers.get_full_name_for_node(alias.name)}"
+        for alias, full in resolve.from_import_names(original_node):
             (served if full in rules.RENAMES else kept).append((alias, full))
         if not served:
             return updated_node
@@ -223,11 +218,7 @@ class _Flags(cst.CSTVisitor):
 
     def visit_ImportFrom(self, node) -> bool:
         # `from tensorflow.contrib import slim`: the imported name, as an attribute would be.
-        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
-            return False
-        module = cst.helpers.get_full_name_for_node(node.module)
-        for alias in node.names:
-            name = f"{module}.{cst.helpers.get_full_name_for_node(alias.name)}"
+        for alias, name in resolve.from_import_names(node):
             flag = self._flag_for({name})
             if flag is not None:
                 self._report(alias, flag)
@@ -362,8 +353,9 @@ def migrate_source(code: str, filename: str = "<string>") -> Outcome:
     findings = flags.findings + [f for f in upgrader_findings if f.line not in ours]
     final = _GraphMode(codemod.CodemodContext(filename=filename)).transform_module(served)
     # Never trust "converted": each TensorFlow name of the result must exist.
+    origin = resolve.line_origins(code, final.code)
     for line, column, flag in resolve.unresolved(final):
-        line = resolve.original_line(code, final.code, line)
+        line = origin(line)
         if line not in ours:  # A table row said it already, with its own fix.
             findings.append(Finding(line, column, flag))
     return Outcome(final.code, sorted(findings, key=lambda f: (f.line, f.column)))

@@ -50,32 +50,33 @@ def _progress(index: int, total: int, path: str) -> None:
 
 
 def migrate_file(path: str, write: bool, show_diff: bool, out=None) -> tuple:
-    """Returns (status, findings) for one file; never raises for a bad file."""
+    """Returns (status, findings, migrated text or None) for one file; never raises for a
+    bad file."""
     out = out or sys.stdout
     if not path.endswith(".py") or not os.path.isfile(path):
-        return "skipped", []
+        return "skipped", [], None
     try:
         with open(path, encoding="utf-8") as f:
             original = f.read()
     except (OSError, UnicodeDecodeError) as e:
         print(f"{path}:1:1: error: cannot read: {e}", file=out)
-        return "failed", []
+        return "failed", [], None
     if "tensorflow" not in original:
-        return "skipped", []
+        return "skipped", [], None
     try:
         outcome = codemod.migrate_source(original, path)
     except cst.ParserSyntaxError as e:
         print(
             f"{path}:{e.editor_line}:{e.editor_column}: error: syntax error: {e.message}", file=out
         )
-        return "failed", []
+        return "failed", [], None
     except Exception as e:  # noqa: BLE001 - one bad file must not stop a run over many.
         print(f"{path}:1:1: error: could not migrate: {type(e).__name__}: {e}", file=out)
-        return "failed", []
+        return "failed", [], None
     for finding in outcome.findings:
         print(finding.render(path), file=out)
     if outcome.code == original:
-        return "unchanged", outcome.findings
+        return "unchanged", outcome.findings, outcome.code
     if show_diff:
         out.writelines(
             difflib.unified_diff(
@@ -88,7 +89,7 @@ def migrate_file(path: str, write: bool, show_diff: bool, out=None) -> tuple:
     if write:
         with open(path, "w", encoding="utf-8") as f:
             f.write(outcome.code)
-    return "changed", outcome.findings
+    return "changed", outcome.findings, outcome.code
 
 
 def verify(path: str, code: str, run_args, out=None) -> bool:
@@ -150,13 +151,9 @@ def main(argv=None) -> int:
     counts = {"changed": 0, "unchanged": 0, "skipped": 0, "failed": 0}
     needs_person = 0
     for index, path in enumerate(files, 1):
-        status, findings = migrate_file(path, write=write, show_diff=args.diff)
-        if args.verify and status in ("changed", "unchanged"):
-            with open(path, encoding="utf-8") as f:
-                text = f.read()
-            migrated = text if write else codemod.migrate_source(text, path).code
-            if not verify(path, migrated, run_args):
-                status = "failed"
+        status, findings, migrated = migrate_file(path, write=write, show_diff=args.diff)
+        if args.verify and migrated is not None and not verify(path, migrated, run_args):
+            status = "failed"
         counts[status] += 1
         needs_person += sum(1 for f in findings if f.flag.severity in ("warning", "error"))
         _progress(index, len(files), path)

@@ -19,10 +19,9 @@ from libcst.metadata import PositionProvider
 from libcst.metadata import QualifiedNameProvider
 from libcst.metadata import QualifiedNameSource
 
+from compat_input._src.cli import KERAS_3
+
 from . import rules
-
-_KERAS_3 = "is not available with Keras 3"
-
 
 # Modules whose TF1 names TensorFlow 2 serves only with Keras 2 (tf_keras).
 _KERAS_2_MODULES = ("tensorflow.compat.v1.layers.", "tensorflow.compat.v1.nn.rnn_cell.")
@@ -30,7 +29,7 @@ _KERAS_2_MODULES = ("tensorflow.compat.v1.layers.", "tensorflow.compat.v1.nn.rnn
 
 def _flag(name: str, reason: str) -> rules.Flag:
     dotted = name.replace("tensorflow.", "tf.", 1)
-    if _KERAS_3 in reason or name.startswith(_KERAS_2_MODULES):
+    if KERAS_3 in reason or name.startswith(_KERAS_2_MODULES):
         return rules.Flag(
             "CI007",
             "error",
@@ -99,17 +98,23 @@ class _Names(cst.CSTVisitor):
         return not any(self._check(node, name) for name in imported[:1])
 
     def visit_ImportFrom(self, node) -> bool:
-        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
-            return False
-        module = cst.helpers.get_full_name_for_node(node.module)
-        for alias in node.names:
-            self._check(alias, f"{module}.{cst.helpers.get_full_name_for_node(alias.name)}")
+        for alias, name in from_import_names(node):
+            self._check(alias, name)
         return False
 
     def visit_Import(self, node) -> bool:
         for alias in node.names:
             self._check(alias, cst.helpers.get_full_name_for_node(alias.name))
         return False
+
+
+def from_import_names(node: cst.ImportFrom) -> list:
+    """`(alias, qualified name)` of each name a `from X import a, b` takes; none for a
+    relative or star import."""
+    if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+        return []
+    module = cst.helpers.get_full_name_for_node(node.module)
+    return [(a, f"{module}.{cst.helpers.get_full_name_for_node(a.name)}") for a in node.names]
 
 
 def unresolved(module: cst.Module) -> list:
@@ -119,14 +124,20 @@ def unresolved(module: cst.Module) -> list:
     return names.findings
 
 
-def original_line(original: str, migrated: str, line: int) -> int:
-    """The line of `original` that line `line` of `migrated` came from (1-based)."""
+def line_origins(original: str, migrated: str):
+    """A function from a line of `migrated` to the line of `original` it came from
+    (1-based); the two texts are compared once."""
     matcher = difflib.SequenceMatcher(
         None, original.splitlines(), migrated.splitlines(), autojunk=False
     )
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if j1 < line <= j2:
-            if tag == "equal" or tag == "replace":
-                return min(i1 + (line - j1), max(i2, i1 + 1))
-            return max(i1, 1)  # An inserted line: the original line before it.
-    return line
+    opcodes = matcher.get_opcodes()
+
+    def origin(line: int) -> int:
+        for tag, i1, i2, j1, j2 in opcodes:
+            if j1 < line <= j2:
+                if tag == "equal" or tag == "replace":
+                    return min(i1 + (line - j1), max(i2, i1 + 1))
+                return max(i1, 1)  # An inserted line: the original line before it.
+        return line
+
+    return origin

@@ -33,7 +33,7 @@ def _tf1_import_hook(root: str):
 
 
 # TensorFlow's words when a TF1 name (tf.layers.dense, rnn_cell.LSTMCell) needs Keras 2.
-_KERAS_3 = "is not available with Keras 3"
+KERAS_3 = "is not available with Keras 3"
 _KERAS_2_HINT = (
     "compat-input run: this program uses TF1 layers, which need Keras 2 on TensorFlow 2: "
     "pip install 'compat-input[keras2]' (or the tf_keras matching your TensorFlow) and run "
@@ -74,7 +74,7 @@ def run(script: str, args: list, legacy: bool = False) -> int:
     try:
         runpy.run_path(script, run_name="__main__")
     except AttributeError as e:
-        if _KERAS_3 in str(e):  # Said last, after the traceback.
+        if KERAS_3 in str(e):  # Said last, after the traceback.
             atexit.register(print, _KERAS_2_HINT, file=sys.stderr)
         raise
     except SystemExit as e:
