@@ -26,6 +26,7 @@ from compat_input._src import errors
 from compat_input._src import joins
 from compat_input._src import origins
 from compat_input._src import pipeline as pipeline_lib
+from compat_input._src import tracing
 from compat_input._src.example_lists import ExampleList
 from compat_input._src.example_lists import capture_list
 from compat_input._src.options import options
@@ -260,7 +261,7 @@ def keep_inputs(plan: BatchPlan, dataset: tf.data.Dataset) -> tf.data.Dataset:
 
 def unbatch_many(plan: BatchPlan, dataset: tf.data.Dataset) -> tf.data.Dataset:
     """`enqueue_many`: each element is a batch of examples."""
-    return dataset.unbatch() if plan.enqueue_many else dataset
+    return tracing.unbatch(dataset) if plan.enqueue_many else dataset
 
 
 def through_service(plan: BatchPlan, dataset: tf.data.Dataset) -> tf.data.Dataset:

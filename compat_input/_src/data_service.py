@@ -30,6 +30,7 @@ from typing import Optional
 import tensorflow as tf
 
 from compat_input._src import pipeline as pipeline_lib
+from compat_input._src import tracing
 from compat_input._src.options import options
 
 logger = logging.getLogger("compat_input")
@@ -154,7 +155,7 @@ def distribute(dataset: tf.data.Dataset, name: str, shared_name: Optional[str]) 
                 processing_mode="distributed_epoch", service=service, job_name=shared_name
             )
         )
-        return served.unbatch() if blocks else served
+        return tracing.unbatch(served) if blocks else served
 
 
 # A worker that stops answering is dropped after 10 s (TensorFlow's default is 10 min:

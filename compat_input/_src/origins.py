@@ -157,15 +157,16 @@ class OpenedFiles:
             self._order = _variable(tf.fill([_FILES], tf.constant(-1, tf.int64)), "order")
             self.snapshot = (self._order.read_value(), self._names.read_value())
 
-    def opened(self, index: tf.Tensor, work: tf.Tensor) -> tf.Operation:
+    def handles(self) -> list:
+        """What `opened` writes: passed to a function traced once for every reader."""
+        return [self._names.handle, self._order.handle]
+
+    def opened(self, index: tf.Tensor, work: tf.Tensor, handles=None) -> tf.Operation:
+        names, order = handles or self.handles()
         slot = index % _FILES
         return tf.group(
-            tf.raw_ops.ResourceScatterUpdate(
-                resource=self._names.handle, indices=slot, updates=work
-            ),
-            tf.raw_ops.ResourceScatterUpdate(
-                resource=self._order.handle, indices=slot, updates=index
-            ),
+            tf.raw_ops.ResourceScatterUpdate(resource=names, indices=slot, updates=work),
+            tf.raw_ops.ResourceScatterUpdate(resource=order, indices=slot, updates=index),
         )
 
     def culprit(self, values, error: tf.errors.OpError) -> Optional[str]:
@@ -206,27 +207,33 @@ class RecentRecords:
                 self._values = _variable(tf.fill([_BLOCKS, block], ""), "values")
                 self.snapshot += (self._values.read_value(),)
 
-    def log(self, keys: tf.Tensor, values=None) -> tf.Operation:
-        """Logs up to `block` keys; a longer vector (a whole file at once) logs its last ones."""
-        if self._values is not None and values is not None:
-            with tf.control_dependencies([self._log(self._values, values)]):
-                keys = tf.identity(keys)
-        return self._log(self._keys, keys, count=True)
+    def handles(self) -> list:
+        """What `log` writes: passed to a function traced once for every reader."""
+        logs = [self._count.handle, self._keys.handle]
+        return logs + ([self._values.handle] if self._values is not None else [])
 
-    def _log(self, variable, keys: tf.Tensor, count: bool = False) -> tf.Operation:
+    def log(self, keys: tf.Tensor, values=None, handles=None) -> tf.Operation:
+        """Logs up to `block` keys; a longer vector (a whole file at once) logs its last ones."""
+        count, logged_keys, *logged_values = handles or self.handles()
+        if logged_values and values is not None:
+            with tf.control_dependencies([self._log(count, logged_values[0], values)]):
+                keys = tf.identity(keys)
+        return self._log(count, logged_keys, keys, bump=True)
+
+    def _log(self, count, variable, keys: tf.Tensor, bump: bool = False) -> tf.Operation:
         keys = keys[-self._block :]
-        if count:
+        if bump:
             one = tf.constant(1, tf.int64)
             with tf.control_dependencies(
-                [tf.raw_ops.AssignAddVariableOp(resource=self._count.handle, value=one)]
+                [tf.raw_ops.AssignAddVariableOp(resource=count, value=one)]
             ):
                 # Two blocks logged at once may share a row; then one of them is not named.
-                row = (self._count.read_value() - 1) % _BLOCKS
+                row = (tf.raw_ops.ReadVariableOp(resource=count, dtype=tf.int64) - 1) % _BLOCKS
         else:  # Values go first, into the row their keys go to next.
-            row = self._count.read_value() % _BLOCKS
+            row = tf.raw_ops.ReadVariableOp(resource=count, dtype=tf.int64) % _BLOCKS
         padded = tf.pad(keys, [[0, self._block - tf.size(keys)]], constant_values="")
         return tf.raw_ops.ResourceScatterUpdate(
-            resource=variable.handle,
+            resource=variable,
             indices=tf.reshape(row, [1]),
             updates=tf.reshape(padded, [1, self._block]),
         )

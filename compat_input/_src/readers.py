@@ -95,15 +95,27 @@ class ReaderBase:
             return self._legacy.reader_ref
         return self._produced.handle
 
-    def _counted(self, work: tf.Tensor, index: tf.Tensor) -> tf.data.Dataset:
+    def _state(self) -> list:
+        """The handles `_counted` writes, in the order it takes them."""
+        own = [self._produced.handle, self._completed.handle, self.reading.handle]
+        return own + self.opened.handles() + self.recent.handles()
+
+    def _config(self) -> tuple:
+        """Everything besides `_state` that a subclass's `_records` reads of `self`."""
+        return ()
+
+    def _counted(self, work: tf.Tensor, index: tf.Tensor, state: list) -> tf.data.Dataset:
         """The records of `work`, the `index`-th work item, counted as they pass.
 
         Records are counted inside the reader's own per-record (or per-file) step: a map
         of its own would cost tens of microseconds per record. The file is noted as opened
         and the keys logged (origins.py), so that an error can name its file and record.
+        `state` holds the handles of `_state`: the function this runs in is traced once
+        for every reader of the same kind and configuration (tracing.shared_flat_map).
         """
-        produced, completed = self._produced.handle, self._completed.handle
-        with tf.control_dependencies([self.opened.opened(index, work)]):
+        produced, completed, reading, *logs = state
+        opened, recent = logs[:2], logs[2:]
+        with tf.control_dependencies([self.opened.opened(index, work, opened)]):
             work = tf.identity(work)
 
         def bump(keys, values=None):
@@ -111,7 +123,7 @@ class ReaderBase:
             count = tf.size(keys, out_type=tf.int64)
             return tf.group(
                 tf.raw_ops.AssignAddVariableOp(resource=produced, value=count),
-                self.recent.log(tf.reshape(keys, [-1]), values),
+                self.recent.log(tf.reshape(keys, [-1]), values, recent),
             )
 
         def finish(key, value):
@@ -122,20 +134,13 @@ class ReaderBase:
             ):
                 return tf.constant(False)
 
-        reading = self.reading.handle
-
         def note(key):
             noted = tf.raw_ops.ReadVariableOp(resource=reading, dtype=tf.string)
             newest = tf.concat([tf.reshape(key, [1]), noted[: _NOTES - 1]], 0)
             return tf.raw_ops.AssignVariableOp(resource=reading, value=newest)
 
         done = tf.data.Dataset.from_tensors((tf.constant(""), tf.constant(""))).filter(finish)
-        records = self._records(work, bump, note).concatenate(done)
-        if self.skipped_files is not None and self._reads_files:
-            records = input_files.skipping_unusable(
-                records, work, type(self).__name__, self.unusable, self.skipped_files
-            )
-        return records
+        return self._records(work, bump, note).concatenate(done)
 
     @tracing.without_autograph
     def _source(self, queue, up_to=None) -> pipeline_lib.Source:
@@ -143,16 +148,29 @@ class ReaderBase:
         if key not in self._sources:
             work = queue.source
 
-            def records(index, item, up_to=up_to):
-                dataset = self._counted(item, index)
+            def records(element, *state, up_to=up_to):
+                index, item = element
+                dataset = self._counted(item, index, list(state))
                 return dataset if up_to is None else dataset.batch(up_to)
 
-            dataset = work.dataset.enumerate().flat_map(records)
+            dataset = work.dataset.enumerate()
+            if self.skipped_files is not None and self._reads_files:
+                # Files gone since the build are skipped: a function of this reader alone.
+                def checked(element, *state):
+                    records_ = records(element, *state)
+                    return input_files.skipping_unusable(
+                        records_, element[1], type(self).__name__, self.unusable, self.skipped_files
+                    )
+
+                dataset = tracing.shared_flat_map(dataset, None, checked, self._state())
+            else:
+                shared = f"records_{type(self).__name__}_{self._config()}_{up_to}"
+                dataset = tracing.shared_flat_map(dataset, shared, records, self._state())
             self._sources[key] = pipeline_lib.Source(
                 name=f"{self._scope.rstrip('/')}",
                 dataset=dataset,
                 work_source=work,
-                records=records,
+                records=lambda index, item: records((index, item), *self._state()),
                 finite=work.finite,
                 key_kind=self._key_kind,
                 reader=self,
@@ -246,6 +264,9 @@ class TextLineReader(ReaderBase):
     def _legacy_kwargs(self):
         return {"skip_header_lines": self._skip or None, "name": self._name}
 
+    def _config(self):
+        return (self._skip,)
+
     def _records(self, work, bump, note=None):
         skip = self._skip
 
@@ -257,7 +278,7 @@ class TextLineReader(ReaderBase):
                 return tf.identity(keys), tf.identity(lines)
 
         lines = tf.data.TextLineDataset(work).skip(skip).batch(_BLOCK)
-        return lines.enumerate().map(block).unbatch()
+        return tracing.unbatch(lines.enumerate().map(block))
 
 
 class TFRecordReader(ReaderBase):
@@ -294,6 +315,9 @@ class TFRecordReader(ReaderBase):
                 f"TFRecordReader: {path} is GZIP-compressed but the reader has no options: "
                 "pass options=tf.io.TFRecordOptions(compression_type='GZIP').",
             )
+
+    def _config(self):
+        return (self._compression,)
 
     def _records(self, work, bump, note=None):
         return tfrecords.keyed_records(work, self._compression, _BLOCK, _key, bump, note)
@@ -360,6 +384,10 @@ class FixedLengthRecordReader(ReaderBase):
                 self._record_bytes,
             )
 
+    def _config(self):
+        shape = (self._record_bytes, self._header, self._footer, self._hop)
+        return (*shape, self._encoding, self._whole_records)
+
     def _records(self, work, bump, note=None):
         if self._whole_records and not self._hop:
             return self._streamed(work, bump)
@@ -391,7 +419,7 @@ class FixedLengthRecordReader(ReaderBase):
             with tf.control_dependencies([bump(keys)]):
                 return tf.identity(keys), tf.identity(values)
 
-        return records.enumerate().map(block).unbatch()
+        return tracing.unbatch(records.enumerate().map(block))
 
 
 class WholeFileReader(ReaderBase):

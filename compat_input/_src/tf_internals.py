@@ -80,3 +80,23 @@ def iterator_resource(iterator) -> tf.Tensor:
 def saver_var_list(saver):
     """What a Saver saves (no public accessor)."""
     return saver._var_list
+
+
+def handle_data(tensor: tf.Tensor):
+    """A resource handle's variable type and shape (serialized), or None. Shape inference of
+    ops like ResourceCountUpTo needs it on a function's handle arguments (tracing.py)."""
+    if tensor.dtype != tf.resource:
+        return None
+    from tensorflow.python.ops import handle_data_util
+
+    data = handle_data_util.get_handle_data(tensor)
+    return data.SerializeToString() if data is not None and data.is_set else None
+
+
+def set_handle_data(tensor: tf.Tensor, serialized: bytes) -> None:
+    """Gives a function's handle argument the `handle_data` of the handle passed to it."""
+    from tensorflow.core.framework import cpp_shape_inference_pb2
+    from tensorflow.python.ops import handle_data_util
+
+    data = cpp_shape_inference_pb2.CppShapeInferenceResult.HandleData.FromString(serialized)
+    handle_data_util.set_handle_data(tensor, data)

@@ -1,6 +1,7 @@
 """Tracing our own tf.data functions."""
 
 import functools
+import weakref
 from collections.abc import Callable
 
 import tensorflow as tf
@@ -40,3 +41,147 @@ def after(op) -> tf.Tensor:
     """A constant True that runs `op` first: what a tf.cond branch returns for an op."""
     with tf.control_dependencies([op]):
         return tf.constant(True)
+
+
+# -- functions traced once per graph ----------------------------------------------------------
+#
+# `Dataset.map` traces its function anew for every pipeline: about 3 ms each, and one more
+# function in the graph's library, which every session executor copies. A graph with 50
+# per-tower inputs had 600 of them. Where our own function's inputs are all explicit (the
+# element, then `args`: the handles and tensors it would otherwise capture), it is traced
+# once per graph and each pipeline's dataset op passes its own `args`.
+
+_traced: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _outermost(graph: tf.Graph) -> tf.Graph:
+    while getattr(graph, "outer_graph", None) is not None:
+        graph = graph.outer_graph
+    return graph
+
+
+def _spec(value) -> tf.TensorSpec:
+    return tf.TensorSpec(value.shape, value.dtype)
+
+
+def _dense(specs) -> bool:
+    return all(type(s) is tf.TensorSpec for s in specs)
+
+
+def _function(key: str, fn: Callable, element_spec, args: list, dataset_out: bool = False):
+    """`(concrete function, its extra inputs, output spec)`, or None where not dense.
+
+    `fn(element, *args)` is traced with `args` as arguments. A function that still captures
+    something (a tensor reached through an object, not `args`) is used for this pipeline
+    only, its captures passed along: sharing it would read another pipeline's state. So is
+    one whose `key` is None (its caller knows it differs between pipelines).
+    """
+    flat = tf.nest.flatten(element_spec)
+    arg_specs = [_spec(a) for a in args]
+    if not _dense(flat):
+        return None
+    graph = tf.compat.v1.get_default_graph()
+    # Random ops take their seeds from the graph's seed when traced.
+    handles = [tf_internals.handle_data(a) for a in args]
+    cache_key = (key, tuple(flat), tuple(arg_specs), tuple(handles), _outermost(graph).seed)
+    cache = _traced.setdefault(_outermost(graph), {})
+    hit = cache.get(cache_key) if key is not None else None
+    if hit is None:
+        out: dict = {}
+
+        def body(*inputs):
+            for placeholder, data in zip(inputs[len(flat) :], handles):
+                if data is not None:
+                    tf_internals.set_handle_data(placeholder, data)
+            element = tf.nest.pack_sequence_as(element_spec, inputs[: len(flat)])
+            result = fn(element, *inputs[len(flat) :])
+            if dataset_out:
+                out["spec"] = result.element_spec
+                return result._variant_tensor
+            out["spec"] = tf.nest.map_structure(_spec, result)
+            return tf.nest.flatten(result)
+
+        body.__name__ = f"compat_input_{key or 'own'}"
+        concrete = tf.function(body, input_signature=flat + arg_specs, autograph=False)
+        concrete = concrete.get_concrete_function()
+        hit = (concrete, out["spec"])
+        if concrete.captured_inputs or key is None:
+            return concrete, list(args) + list(concrete.captured_inputs), out["spec"]
+        cache[cache_key] = hit
+    return hit[0], list(args), hit[1]
+
+
+def _packed(dataset, parts: tuple):
+    """The element as `fn` takes it, from the arguments tf.data's own map passes."""
+    return parts if isinstance(dataset.element_spec, tuple) else parts[0]
+
+
+def _typed(spec) -> dict:
+    flat = tf.nest.flatten(spec)
+    return {"output_types": [s.dtype for s in flat], "output_shapes": [s.shape for s in flat]}
+
+
+@without_autograph
+def shared_map(dataset, key: str, fn: Callable, args=(), parallel=None, preserve_cardinality=True):
+    """`dataset.map(lambda e: fn(e, *args))`, with `fn` traced once per graph (see above)."""
+    traced = _function(key, fn, dataset.element_spec, list(args))
+    if traced is None:
+        return dataset.map(lambda *e: fn(_packed(dataset, e), *args))
+    concrete, inputs, spec = traced
+    if parallel:
+        variant = tf.raw_ops.ParallelMapDatasetV2(
+            input_dataset=dataset._variant_tensor,
+            other_arguments=inputs,
+            num_parallel_calls=tf.constant(parallel, tf.int64),
+            f=concrete,
+            preserve_cardinality=preserve_cardinality,
+            **_typed(spec),
+        )
+    else:
+        variant = tf.raw_ops.MapDataset(
+            input_dataset=dataset._variant_tensor,
+            other_arguments=inputs,
+            f=concrete,
+            preserve_cardinality=preserve_cardinality,
+            **_typed(spec),
+        )
+    return tf.data.experimental.from_variant(variant, spec)
+
+
+@without_autograph
+def shared_flat_map(dataset, key: str, fn: Callable, args=()):
+    """`dataset.flat_map(lambda e: fn(e, *args))`, with `fn` traced once per graph."""
+    traced = _function(key, fn, dataset.element_spec, list(args), dataset_out=True)
+    if traced is None:
+        return dataset.flat_map(lambda *e: fn(_packed(dataset, e), *args))
+    concrete, inputs, spec = traced
+    variant = tf.raw_ops.FlatMapDataset(
+        input_dataset=dataset._variant_tensor, other_arguments=inputs, f=concrete, **_typed(spec)
+    )
+    return tf.data.experimental.from_variant(variant, spec)
+
+
+@without_autograph
+def shared_filter(dataset, key: str, fn: Callable, args=()):
+    """`dataset.filter(lambda e: fn(e, *args))`, with `fn` traced once per graph."""
+    traced = _function(key, fn, dataset.element_spec, list(args))
+    if traced is None:
+        return dataset.filter(lambda *e: fn(_packed(dataset, e), *args))
+    concrete, inputs, _ = traced
+    variant = tf.raw_ops.FilterDataset(
+        input_dataset=dataset._variant_tensor,
+        other_arguments=inputs,
+        predicate=concrete,
+        **_typed(dataset.element_spec),
+    )
+    return tf.data.experimental.from_variant(variant, dataset.element_spec)
+
+
+def unbatch(dataset):
+    """`dataset.unbatch()` without the identity map it adds, where every part is dense."""
+    spec = dataset.element_spec
+    if not _dense(tf.nest.flatten(spec)):
+        return dataset.unbatch()
+    unbatched = tf.nest.map_structure(lambda s: tf.TensorSpec(s.shape[1:], s.dtype), spec)
+    variant = tf.raw_ops.UnbatchDataset(input_dataset=dataset._variant_tensor, **_typed(unbatched))
+    return tf.data.experimental.from_variant(variant, unbatched)

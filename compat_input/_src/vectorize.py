@@ -33,6 +33,7 @@ import tensorflow as tf
 
 from compat_input._src import origins
 from compat_input._src import tf_internals
+from compat_input._src import tracing
 
 _pfor = tf_internals.pfor
 
@@ -307,7 +308,7 @@ def map_blocks(
         blocks = dataset.batch(block).map(block_examples, **parallel)
     except Exception:  # pfor has no converter for some op: the per-example map is used.
         return None
-    return blocks.unbatch()
+    return tracing.unbatch(blocks)
 
 
 def _vectorized(examples: Callable, elements: tuple, uniforms: list) -> tuple:
