@@ -16,6 +16,7 @@ from compat_input._src.bridges import as_dataset
 from compat_input._src.bridges import from_dataset
 from compat_input._src.errors import CaptureError
 from compat_input._src.errors import CompatInputError
+from compat_input._src.fixed_length_records import FixedLengthRecordReader
 from compat_input._src.input_files import match_filenames_once
 from compat_input._src.install import install
 from compat_input._src.install import installed
@@ -34,7 +35,6 @@ from compat_input._src.producers import limit_epochs
 from compat_input._src.producers import range_input_producer
 from compat_input._src.producers import slice_input_producer
 from compat_input._src.producers import string_input_producer
-from compat_input._src.readers import FixedLengthRecordReader
 from compat_input._src.readers import IdentityReader
 from compat_input._src.readers import ReaderBase
 from compat_input._src.readers import TextLineReader

@@ -23,6 +23,7 @@ What prototyping taught (design.md), each handled below:
 """
 
 import dataclasses
+import hashlib
 from collections.abc import Callable
 from typing import Any
 from typing import Optional
@@ -61,6 +62,10 @@ class Captured:
     ops: tuple = ()
     # The targets are exactly the one source's element, in order: no map is needed.
     passthrough: bool = False
+    # Equal for captures that compute the same from the same flat arguments (one tower's
+    # decode graph and the next one's): their map functions are traced once (tracing.py).
+    # None where the graph reads state of its own (a variable, a counter).
+    key: Optional[str] = None
 
     @property
     def source_dataset(self) -> tf.data.Dataset:
@@ -315,6 +320,11 @@ def capture(targets: list, what: str, defer_errors: bool = False) -> Captured:
         imported = iter(imported)
         return [input_map[t.name] if t.name in input_map else next(imported) for t in targets]
 
+    flat_index = {
+        name: source_offsets[id(payload[0])] + payload[1]
+        for name, (kind, payload) in walk.boundary.items()
+        if kind == "source"
+    }
     counters = tuple(payload[0] for kind, payload in walk.boundary.values() if kind == "counter")
     ops = tuple(walk.ops.values()) + counters
     stateful = any(op_kinds.order_sensitive(op) for op in ops)
@@ -328,7 +338,38 @@ def capture(targets: list, what: str, defer_errors: bool = False) -> Captured:
         stateful=stateful,
         ops=ops,
         passthrough=passthrough,
+        key=_key(graph_def, targets, arg_name, flat_index, functions),
     )
+
+
+def _key(graph_def, targets: list, arg_name: dict, flat_index: dict, functions: list):
+    """The graph_def with its node names replaced by their positions, what each argument
+    placeholder reads, and which tensors are returned: equal where the captures compute the
+    same. None where a boundary is not a source element (it would be captured, not passed)."""
+    if len(flat_index) != len(arg_name):
+        return None
+    names = {node.name: f"n{i}" for i, node in enumerate(graph_def.node)}
+
+    def renamed(name: str) -> str:
+        control, name = name.startswith("^"), name.lstrip("^")
+        op, _, port = name.partition(":")
+        return ("^" if control else "") + names.get(op, op) + (f":{port}" if port else "")
+
+    canonical = graph_pb2.GraphDef()
+    canonical.CopyFrom(graph_def)
+    for node in canonical.node:
+        node.name = names[node.name]
+        inputs = [renamed(i) for i in node.input]
+        del node.input[:]
+        node.input.extend(inputs)
+    digest = hashlib.sha256(canonical.SerializeToString(deterministic=True))
+    for name, index in flat_index.items():
+        digest.update(f"|{names[arg_name[name]]}={index}".encode())
+    for t in targets:
+        returned = names[arg_name[t.name]] if t.name in arg_name else renamed(t.name)
+        digest.update(f"|out {returned}".encode())
+    digest.update("|".join(sorted(f.name for f in functions)).encode())
+    return digest.hexdigest()[:24]
 
 
 def _functions_called(graph: tf.Graph, nodes: list) -> list:

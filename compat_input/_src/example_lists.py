@@ -17,6 +17,7 @@ import tensorflow as tf
 from compat_input._src import capture as capture_lib
 from compat_input._src import op_kinds
 from compat_input._src import origins
+from compat_input._src import tracing
 from compat_input._src import vectorize
 
 
@@ -92,6 +93,14 @@ class ExampleList:
         # Checks stay checks; unseeded random ops draw for each example of a block, as they
         # drew for each example before. Other state would see one call per block.
         return all(op_kinds.per_example_safe(op) for op in self.captured.ops)
+
+    def key(self) -> Optional[str]:
+        """Equal for lists whose `examples` compute the same (tracing.shared_map), or None."""
+        if self.captured.key is None or self.entered is not None:
+            return None
+        parts = [(type(t).__name__, t.dtype.name) for t in self.tensors]
+        keep = True if self.keep is True else self.keep.shape.ndims
+        return f"examples_{self.captured.key}_{parts}_{self.shapes}_{keep}_{self.enqueue_many}"
 
     def block_size(self) -> int:
         """Examples per vectorized block (see vectorize.block_size)."""
@@ -194,8 +203,15 @@ def examples_of(item: ExampleList, elements, parallel, skipping: bool, logs: lis
     if parallel and item.vectorizable():
         # A block at a time (vectorize.py). Only with num_threads > 1, where legacy delivery
         # before an error already depended on thread timing: a bad record fails its block.
-        blocks = vectorize.map_blocks(elements, [item.examples], parallel, block=item.block_size())
+        blocks = vectorize.map_blocks(
+            elements, [item.examples], parallel, block=item.block_size(), key=item.key()
+        )
         if blocks is not None:
             return blocks
     log = example_log(item, skipping, logs)
+    if log is None and item.key() is not None:
+        # The tf.compat.v1 map's choice: an OutOfRangeError from the graph ends the input.
+        return tracing.shared_map(
+            elements, item.key(), item.examples, parallel=parallel, preserve_cardinality=False
+        )
     return map_examples(elements, lambda element, i: item.examples(element, i, log), log, parallel)

@@ -8,13 +8,12 @@ producer and ours yield the same order. The queue object the legacy function ret
 `InputQueue`: readers read from it, and its `dequeue*` methods pull from its own stream.
 """
 
-import sys
 from typing import Optional
 
 import tensorflow as tf
 
+from compat_input._src import epochs
 from compat_input._src import pipeline as pipeline_lib
-from compat_input._src import tracing
 
 tf1 = tf.compat.v1
 
@@ -124,88 +123,6 @@ def _epoch_counter(num_epochs: Optional[int]) -> Optional[tf.Variable]:
     return counter
 
 
-def _epoch(tensor, counter, empty, shuffle, seed, rows, rows_args):
-    """One epoch of `tensor`'s rows (see `epochs_dataset`)."""
-    value = tensor
-    if empty is not None:
-        value = _ended_if_empty(value, *empty)
-    if counter is not None:
-
-        def bump():
-            one = tf.constant(1, tf.int64)
-            with tf.control_dependencies(
-                [tf.raw_ops.AssignAddVariableOp(resource=counter, value=one)]
-            ):
-                return tf.constant(True)
-
-        # Uninitialized (no local init ran) is allowed: the counter is informational.
-        initialized = tf.raw_ops.VarIsInitializedOp(resource=counter)
-        bumped = tf.cond(initialized, bump, lambda: tf.constant(False))
-        with tf.control_dependencies([bumped]):
-            value = tf.identity(value)
-    if shuffle:
-        value = tf.random.shuffle(value, seed=seed)
-    return value if rows is None else rows(value, *rows_args)
-
-
-def _ended_if_empty(value, handle, message):
-    # Legacy's runner failed and closed the queue: dequeues raised OutOfRangeError. Here the
-    # message is printed and a count past its limit (0) ends the input.
-    def end():
-        with tf.control_dependencies([tf.print(message, output_stream=sys.stderr)]):
-            stop = tf.raw_ops.ResourceCountUpTo(resource=handle, limit=0, T=tf.int64)
-        with tf.control_dependencies([stop]):
-            return tf.identity(value)
-
-    return tf.cond(tf.size(value) > 0, lambda: tf.identity(value), end)
-
-
-@tracing.without_autograph
-def epochs_dataset(
-    tensor: tf.Tensor,
-    num_epochs: Optional[int],
-    shuffle: bool,
-    seed: Optional[int],
-    counter: Optional[tf.Variable] = None,
-    empty=None,
-    rows=None,
-    rows_args=(),
-    rows_key=None,
-) -> tf.data.Dataset:
-    """Whole epochs of `tensor`'s rows, each shuffled afresh, one after another.
-
-    `rows(epoch, *rows_args)` maps a whole epoch (e.g. gathers data rows by shuffled index)
-    before it is split into elements: one op per epoch instead of a map per element, which
-    costs tens of microseconds each. `empty`: `(state handle, message)`, to end the input
-    with that message when `tensor` is empty. The epoch function is traced once per graph
-    (tracing.shared_map) where `rows` is None or named by `rows_key`, and no random op takes
-    its seed from the graph: each pipeline's own op seed would otherwise be the first's.
-    """
-    args = [tensor]
-    if counter is not None:
-        args.append(counter.handle)
-    if empty is not None:
-        args.extend(empty)
-    args.extend(rows_args)
-    shareable = (rows is None or rows_key is not None) and not (shuffle and seed is None)
-    key = f"epoch_{counter is not None}_{empty is not None}_{shuffle}_{seed}_{rows_key}"
-
-    def epoch(_, tensor, *rest):
-        rest = list(rest)
-        handle = rest.pop(0) if counter is not None else None
-        check = (rest.pop(0), rest.pop(0)) if empty is not None else None
-        return _epoch(tensor, handle, check, shuffle, seed, rows, rest)
-
-    count = -1 if num_epochs is None else num_epochs
-    epochs = tf.data.Dataset.from_tensors(tf.constant(0)).repeat(count)
-    # Without preserve_cardinality (the tf.compat.v1 map's choice): an OutOfRangeError
-    # raised by the empty check ends the input.
-    whole = tracing.shared_map(
-        epochs, key if shareable else None, epoch, args, preserve_cardinality=False
-    )
-    return tracing.unbatch(whole)
-
-
 def _producer_queue(
     input_tensor,
     element_shape,
@@ -228,7 +145,7 @@ def _producer_queue(
     # Read variables (ref or resource) once per pipeline start, as a plain tensor.
     value = tf.identity(input_tensor)
     full_shape = tf.TensorShape([None]).concatenate(shape)
-    dataset = epochs_dataset(
+    dataset = epochs.epochs_dataset(
         value,
         num_epochs,
         shuffle,
@@ -417,7 +334,7 @@ def slice_input_producer(
 
         with tf1.name_scope(None, "input_producer"):
             counter = _epoch_counter(num_epochs)
-            rows = epochs_dataset(
+            rows = epochs.epochs_dataset(
                 tf.range(tf.shape(values[0])[0]),
                 num_epochs,
                 shuffle,

@@ -1,6 +1,7 @@
 """Tracing our own tf.data functions."""
 
 import functools
+import re
 import weakref
 from collections.abc import Callable
 
@@ -101,7 +102,7 @@ def _function(key: str, fn: Callable, element_spec, args: list, dataset_out: boo
             out["spec"] = tf.nest.map_structure(_spec, result)
             return tf.nest.flatten(result)
 
-        body.__name__ = f"compat_input_{key or 'own'}"
+        body.__name__ = "compat_input_" + re.sub(r"\W+", "_", key or "own")[:48]
         concrete = tf.function(body, input_signature=flat + arg_specs, autograph=False)
         concrete = concrete.get_concrete_function()
         hit = (concrete, out["spec"])
@@ -122,29 +123,32 @@ def _typed(spec) -> dict:
 
 
 @without_autograph
-def shared_map(dataset, key: str, fn: Callable, args=(), parallel=None, preserve_cardinality=True):
-    """`dataset.map(lambda e: fn(e, *args))`, with `fn` traced once per graph (see above)."""
+def shared_map(dataset, key, fn: Callable, args=(), parallel=None, preserve_cardinality=True):
+    """`dataset.map(lambda e: fn(e, *args), **parallel)`, `fn` traced once per graph.
+
+    `parallel`: `{}` or tf.data's `num_parallel_calls` and `deterministic` arguments.
+    """
+    parallel = parallel or {}
     traced = _function(key, fn, dataset.element_spec, list(args))
     if traced is None:
-        return dataset.map(lambda *e: fn(_packed(dataset, e), *args))
+        return dataset.map(lambda *e: fn(_packed(dataset, e), *args), **parallel)
     concrete, inputs, spec = traced
-    if parallel:
+    common = {
+        "input_dataset": dataset._variant_tensor,
+        "other_arguments": inputs,
+        "f": concrete,
+        "preserve_cardinality": preserve_cardinality,
+        **_typed(spec),
+    }
+    if parallel.get("num_parallel_calls"):
+        deterministic = parallel.get("deterministic")
         variant = tf.raw_ops.ParallelMapDatasetV2(
-            input_dataset=dataset._variant_tensor,
-            other_arguments=inputs,
-            num_parallel_calls=tf.constant(parallel, tf.int64),
-            f=concrete,
-            preserve_cardinality=preserve_cardinality,
-            **_typed(spec),
+            num_parallel_calls=tf.constant(parallel["num_parallel_calls"], tf.int64),
+            deterministic="default" if deterministic is None else str(deterministic).lower(),
+            **common,
         )
     else:
-        variant = tf.raw_ops.MapDataset(
-            input_dataset=dataset._variant_tensor,
-            other_arguments=inputs,
-            f=concrete,
-            preserve_cardinality=preserve_cardinality,
-            **_typed(spec),
-        )
+        variant = tf.raw_ops.MapDataset(**common)
     return tf.data.experimental.from_variant(variant, spec)
 
 

@@ -263,13 +263,15 @@ def map_blocks(
     parallel: dict,
     which: Optional[Callable] = None,
     block: int = BLOCK,
+    key: Optional[str] = None,
 ) -> Optional[tf.data.Dataset]:
     """Examples from `dataset`'s elements, a block at a time; None if pfor cannot convert.
 
     Element `e` becomes the example `branches[which(e)](e)` (`branches[0](e)` without
     `which`, which must work on a whole block at once). The result's elements are the
     examples, in order. A block is split between branches here, not by a cond inside the
-    vectorized graph, so that every branch is vectorized in the block's own graph.
+    vectorized graph, so that every branch is vectorized in the block's own graph. `key`
+    names what `branches[0]` computes, where it is the only branch (tracing.shared_map).
     """
 
     def one(element):
@@ -305,7 +307,15 @@ def map_blocks(
         )
 
     try:
-        blocks = dataset.batch(block).map(block_examples, **parallel)
+        shared = f"blocks_{key}_{block}" if key is not None and which is None else None
+        blocks = tracing.shared_map(
+            dataset.batch(block),
+            shared,
+            lambda element: block_examples(
+                *(element if isinstance(element, tuple) else (element,))
+            ),
+            parallel=parallel,
+        )
     except Exception:  # pfor has no converter for some op: the per-example map is used.
         return None
     return tracing.unbatch(blocks)

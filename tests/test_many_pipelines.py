@@ -1,0 +1,108 @@
+"""Many pipelines of one shape in one graph (per-tower inputs): each tower's functions are
+traced once per graph and shared (tracing.py), and each tower still reads its own files,
+through its own state.
+
+A wrong sharing (a function that kept the first tower's handles or files) gives later
+towers the first tower's records or counts; a missing one grows the graph's library by a
+function set per tower. Both are checked against legacy queues or by counting.
+"""
+
+import tensorflow as tf
+
+import compat_input
+from tests import helpers
+
+tf1 = tf.compat.v1
+
+
+def _towers(tmp_path, lines: list) -> list:
+    """One CSV per tower, `lines[i]` rows, values unique to the tower."""
+    return [
+        helpers.write(str(tmp_path / f"t{i}.csv"), "".join(f"{i},{j}\n" for j in range(count)))
+        for i, count in enumerate(lines)
+    ]
+
+
+def _tower(api, path: str, threads: int):
+    queue = api.string_input_producer([path], num_epochs=1, shuffle=False)
+    reader = api.TextLineReader()
+    _, line = reader.read(queue)
+    a, b = tf1.decode_csv(line, [[0], [0]])
+    batcher = (
+        api.batch([a, b], 4)
+        if threads == 1
+        else api.shuffle_batch([a, b], 4, 40, 8, num_threads=threads)
+    )
+    return reader, batcher
+
+
+def test_towers_read_their_own_files_exactly_as_legacy(tmp_path):
+    files = _towers(tmp_path, [12] * 4)
+
+    def build(api):
+        fetches = []
+        for i, path in enumerate(files):
+            with tf1.name_scope(f"tower{i}"):
+                fetches.append(_tower(api, path, threads=1)[1])
+        return fetches
+
+    helpers.assert_same(build)
+
+
+def test_vectorized_towers_give_legacy_examples(tmp_path):
+    files = _towers(tmp_path, [16] * 3)
+
+    def build(api, read):
+        fetches = []
+        for i, path in enumerate(files):
+            with tf1.name_scope(f"tower{i}"):
+                fetches.append(_tower(api, path, threads=2)[1])
+        # Shuffled towers pair their rows by chance: one tower is compared at a time.
+        return fetches[read]
+
+    for read in (0, 2):
+        helpers.assert_same_examples(lambda api, read=read: build(api, read))
+
+
+def _library_size(towers: int, tmp_path) -> int:
+    files = _towers(tmp_path, [8] * towers)
+    graph = tf.Graph()
+    with graph.as_default():
+        for i, path in enumerate(files):
+            with tf1.name_scope(f"tower{i}"):
+                _tower(compat_input, path, threads=2)
+        return len(graph.as_graph_def().library.function)
+
+
+def test_towers_of_one_shape_add_no_functions(tmp_path):
+    # Two towers make every signature the later ones use; six add nothing more.
+    assert _library_size(6, tmp_path) == _library_size(2, tmp_path)
+
+
+def test_each_tower_counts_its_own_records(tmp_path):
+    lines = [5, 9, 13]
+    files = _towers(tmp_path, lines)
+    graph = tf.Graph()
+    with graph.as_default():
+        towers = []
+        for i, path in enumerate(files):
+            with tf1.name_scope(f"tower{i}"):
+                towers.append(_tower(compat_input, path, threads=1))
+        with tf1.Session() as sess:
+            sess.run(tf1.local_variables_initializer())
+            compat_input.start_queue_runners(sess)
+            delivered = []
+            for _, batch in towers:
+                rows = 0
+                try:
+                    while True:
+                        rows += len(sess.run(batch)[0])
+                except tf.errors.OutOfRangeError:
+                    pass
+                delivered.append(rows)
+            produced = sess.run([reader.num_records_produced() for reader, _ in towers])
+            completed = sess.run([reader.num_work_units_completed() for reader, _ in towers])
+    # batch() without allow_smaller_final_batch drops each tower's remainder.
+    assert delivered == [n // 4 * 4 for n in lines]
+    assert produced == lines
+    assert completed == [1, 1, 1]
