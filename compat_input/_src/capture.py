@@ -368,7 +368,8 @@ def _key(graph_def, targets: list, arg_name: dict, flat_index: dict, functions: 
     for t in targets:
         returned = names[arg_name[t.name]] if t.name in arg_name else renamed(t.name)
         digest.update(f"|out {returned}".encode())
-    digest.update("|".join(sorted(f.name for f in functions)).encode())
+    names_called = (f.name.decode() if isinstance(f.name, bytes) else f.name for f in functions)
+    digest.update("|".join(sorted(names_called)).encode())
     return digest.hexdigest()[:24]
 
 

@@ -32,6 +32,7 @@ from compat_input._src import device_prefetch
 from compat_input._src import session_release
 from compat_input._src import start_ops
 from compat_input._src import started_guard
+from compat_input._src import state_variables
 from compat_input._src import tf_internals
 from compat_input._src.options import options
 
@@ -136,9 +137,7 @@ class Pipeline:
         with tf.device(self.device):
             self.iterator = tf1.data.make_initializable_iterator(dataset)
         # Lives in no collection: initializers, savers and ready_op must not see it.
-        self._started = tf1.Variable(
-            False, trainable=False, collections=[], use_resource=True, name="started"
-        )
+        self._started = state_variables.StateVariable(False, "started")
         self.started_handle = self._started.handle
         self.is_started = tf.raw_ops.VarIsInitializedOp(resource=self.started_handle)
         # Marked started only once the iterator is: a run waiting on the mark reads at once.
@@ -250,16 +249,14 @@ def needs_initialization(variables: list) -> None:
     _ensure_runner(variables[0].graph)
 
 
-def state_variable(value, name: str, shape=None) -> tf.Variable:
+def state_variable(value, name: str, shape=None) -> state_variables.StateVariable:
     """A resource variable in no collection, initialized by us at start in each session;
     `shape` (a partial shape) lets its value change shape.
 
     Pipeline state (counters, logs) must not be touched by the program's initializers,
     savers or `ready_op`, as a legacy queue's internal state was not.
     """
-    variable = tf1.Variable(
-        value, trainable=False, collections=[], use_resource=True, name=name, shape=shape
-    )
+    variable = state_variables.StateVariable(value, name, shape)
     needs_initialization([variable])
     return variable
 

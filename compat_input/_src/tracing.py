@@ -55,6 +55,10 @@ def after(op) -> tf.Tensor:
 _traced: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
+class _NotDense(Exception):
+    pass
+
+
 def _outermost(graph: tf.Graph) -> tf.Graph:
     while getattr(graph, "outer_graph", None) is not None:
         graph = graph.outer_graph
@@ -97,14 +101,21 @@ def _function(key: str, fn: Callable, element_spec, args: list, dataset_out: boo
             element = tf.nest.pack_sequence_as(element_spec, inputs[: len(flat)])
             result = fn(element, *inputs[len(flat) :])
             if dataset_out:
+                if not _dense(tf.nest.flatten(result.element_spec)):
+                    raise _NotDense()
                 out["spec"] = result.element_spec
                 return result._variant_tensor
+            if not all(isinstance(t, tf.Tensor) for t in tf.nest.flatten(result)):
+                raise _NotDense()  # A SparseTensor, a RaggedTensor: tf.data's own map.
             out["spec"] = tf.nest.map_structure(_spec, result)
             return tf.nest.flatten(result)
 
         body.__name__ = "compat_input_" + re.sub(r"\W+", "_", key or "own")[:48]
-        concrete = tf.function(body, input_signature=flat + arg_specs, autograph=False)
-        concrete = concrete.get_concrete_function()
+        traced = tf.function(body, input_signature=flat + arg_specs, autograph=False)
+        try:
+            concrete = traced.get_concrete_function()
+        except _NotDense:
+            return None
         hit = (concrete, out["spec"])
         if concrete.captured_inputs or key is None:
             return concrete, list(args) + list(concrete.captured_inputs), out["spec"]
