@@ -355,8 +355,7 @@ def _key(graph_def, targets: list, arg_name: dict, flat_index: dict, functions: 
         op, _, port = name.partition(":")
         return ("^" if control else "") + names.get(op, op) + (f":{port}" if port else "")
 
-    canonical = graph_pb2.GraphDef()
-    canonical.CopyFrom(graph_def)
+    canonical = graph_pb2.GraphDef.FromString(graph_def.SerializeToString())
     for node in canonical.node:
         node.name = names[node.name]
         inputs = [renamed(i) for i in node.input]
@@ -368,8 +367,8 @@ def _key(graph_def, targets: list, arg_name: dict, flat_index: dict, functions: 
     for t in targets:
         returned = names[arg_name[t.name]] if t.name in arg_name else renamed(t.name)
         digest.update(f"|out {returned}".encode())
-    names_called = (f.name.decode() if isinstance(f.name, bytes) else f.name for f in functions)
-    digest.update("|".join(sorted(names_called)).encode())
+    for name in sorted(f.name if isinstance(f.name, str) else f.name.decode() for f in functions):
+        digest.update(f"|{name}".encode())
     return digest.hexdigest()[:24]
 
 

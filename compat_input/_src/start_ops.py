@@ -1,8 +1,9 @@
 """Ops that start pipelines from the graph alone: for restores that come before the start,
 and for graphs imported from meta-graphs, where nothing of ours runs.
 
-Each op is a call of one of two functions traced once per process (per signature), so a
-graph with 50 pipelines pays one call op each, not a traced `tf.cond` each.
+Each op is a call of one of two functions traced once per graph (per signature,
+tracing.shared_call), so a graph with 50 pipelines pays one call op each, not a traced
+`tf.cond` each.
 """
 
 import tensorflow as tf
@@ -12,8 +13,8 @@ from compat_input._src import tracing
 tf1 = tf.compat.v1
 
 
-@tf.function(autograph=False)
-def _initialize_missing(handles, values):
+def _initialize_missing(*pairs):
+    handles, values = pairs[: len(pairs) // 2], pairs[len(pairs) // 2 :]
     for handle, value in zip(handles, values):
         tf.cond(
             tf.raw_ops.VarIsInitializedOp(resource=handle),
@@ -25,10 +26,6 @@ def _initialize_missing(handles, values):
     return tf.constant(True)
 
 
-_SCALAR = tf.TensorSpec([], tf.variant), tf.TensorSpec([], tf.resource)
-
-
-@tf.function(input_signature=[*_SCALAR, tf.TensorSpec([], tf.resource)], autograph=False)
 def start_if_needed_now(dataset, iterator, started):
     """True, once the pipeline is started (by this call if it was not)."""
 
@@ -48,8 +45,10 @@ def initialize_missing(variables: list, after) -> tf.Operation:
     with tf.control_dependencies([after] if after is not None else []):
         if not variables:
             return tf.no_op()
-        done = _initialize_missing(
-            [v.handle for v in variables], [v.initial_value for v in variables]
+        done = tracing.shared_call(
+            "initialize_missing",
+            _initialize_missing,
+            [v.handle for v in variables] + [v.initial_value for v in variables],
         )
         return done.op
 
@@ -58,4 +57,5 @@ def start_if_needed(iterator, started_handle, after) -> tf.Operation:
     """Starts the pipeline of `iterator` if `started_handle` says it is not, after `after`."""
     with tf.control_dependencies([after]):
         initializer = iterator.initializer
-        return start_if_needed_now(initializer.inputs[0], initializer.inputs[1], started_handle).op
+        args = [initializer.inputs[0], initializer.inputs[1], started_handle]
+        return tracing.shared_call("start_if_needed", start_if_needed_now, args).op

@@ -9,6 +9,7 @@ program's first run.
 import tensorflow as tf
 
 from compat_input._src import start_ops
+from compat_input._src import tracing
 
 tf1 = tf.compat.v1
 
@@ -23,9 +24,8 @@ START_HINT = (
 _START_WAIT_SECONDS = 3.0
 
 
-@tf.function(input_signature=[tf.TensorSpec([], tf.resource)], autograph=False)
 def _started_within_wait(started):
-    # One function for every pipeline of every graph: traced once, then a call op each.
+    # One function for every pipeline of a graph: traced once, then a call op each.
     since = tf.timestamp()
 
     def waiting(started_now):
@@ -40,10 +40,6 @@ def _started_within_wait(started):
     )[0]
 
 
-_VARIANT, _RESOURCE = tf.TensorSpec([], tf.variant), tf.TensorSpec([], tf.resource)
-
-
-@tf.function(input_signature=[_VARIANT, _RESOURCE, _RESOURCE, _RESOURCE], autograph=False)
 def _started_or_starting(dataset, iterator, started, input_started):
     # A pipeline left unstarted while the session's input was started (a reader a batcher
     # reads through its own pipeline) starts on its first direct read.
@@ -63,6 +59,8 @@ def guard(started: tf.Tensor, name: str, deferred=None) -> tf.Operation:
     message = f"compat_input pipeline '{name}' was never started in this session: {START_HINT}."
     with tf1.name_scope("check_started"):
         if deferred is None:
-            return tf.debugging.Assert(_started_within_wait(started), [message])
-        ready = _started_or_starting(deferred[0], deferred[1], started, deferred[2])
+            ready = tracing.shared_call("started_within_wait", _started_within_wait, [started])
+            return tf.debugging.Assert(ready, [message])
+        args = [deferred[0], deferred[1], started, deferred[2]]
+        ready = tracing.shared_call("started_or_starting", _started_or_starting, args)
         return tf.debugging.Assert(ready, [message])

@@ -10,6 +10,8 @@ from typing import Optional
 
 import tensorflow as tf
 
+from compat_input._src import tf_internals
+
 tf1 = tf.compat.v1
 
 
@@ -32,6 +34,24 @@ class StateVariable:
         self.name = self.handle.name
         self.op = self.handle.op
         self.graph = self.handle.graph
+        self._value = None
+
+    def _as_graph_element(self) -> tf.Tensor:
+        # What `sess.run(variable)` fetches, as for a tf.Variable: its value. Made on first
+        # use (an error being explained), at the root of a graph that may be finalized.
+        if self._value is None:
+            graph = self.graph
+            finalized = graph.finalized
+            if finalized:
+                tf_internals.unfinalize(graph)
+            try:
+                with graph.as_default(), graph.name_scope(None), graph.device(None):
+                    with tf1.control_dependencies(None):
+                        self._value = self.read_value()
+            finally:
+                if finalized:
+                    graph.finalize()
+        return self._value
 
     def is_initialized(self) -> tf.Tensor:
         return tf.raw_ops.VarIsInitializedOp(resource=self.handle)

@@ -200,3 +200,18 @@ def unbatch(dataset):
     unbatched = tf.nest.map_structure(lambda s: tf.TensorSpec(s.shape[1:], s.dtype), spec)
     variant = tf.raw_ops.UnbatchDataset(input_dataset=dataset._variant_tensor, **_typed(unbatched))
     return tf.data.experimental.from_variant(variant, unbatched)
+
+
+def shared_call(key: str, fn: Callable, args) -> list:
+    """`fn(*args)` as one call op, `fn` traced once per graph for these argument types.
+
+    A tf.function call in graph mode costs milliseconds of Python to match its signature;
+    pipelines make several each (start checks, state initialization).
+    """
+    concrete, inputs, spec = _function(key, lambda _, *a: fn(*a), (), list(args))
+    outputs = tf.raw_ops.StatefulPartitionedCall(
+        args=inputs, Tout=_typed(spec)["output_types"], f=concrete
+    )
+    for output, shape in zip(outputs, _typed(spec)["output_shapes"]):
+        output.set_shape(shape)
+    return tf.nest.pack_sequence_as(spec, outputs)
