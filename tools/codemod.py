@@ -77,16 +77,6 @@ class _ServeFromCompatInput(codemod.VisitorBasedCodemodCommand):
                     return _path(root, path)
         return updated_node
 
-    def leave_Call(self, original_node, updated_node):
-        names = _imported_names(self.get_metadata(QualifiedNameProvider, original_node.func, set()))
-        keywords = {a.keyword.value for a in original_node.args if a.keyword}
-        func = updated_node.func
-        for (name, keyword), path in rules.KEEP_V1_CALLS.items():
-            if name in names and keyword in keywords and isinstance(func, cst.Attribute):
-                # tf.Variable -> tf.compat.v1.Variable, keeping the module's own alias.
-                return updated_node.with_changes(func=_path(func.value, path))
-        return updated_node
-
     def leave_ImportFrom(self, original_node, updated_node):
         served, kept = [], []
         for alias, full in resolve.from_import_names(original_node):
@@ -210,7 +200,10 @@ class _Flags(cst.CSTVisitor):
         return None
 
     def visit_Attribute(self, node) -> bool:
-        flag = self._flag_for(self._names(node))
+        names = self._names(node)
+        if any(rules.keep_v1(name) for name in names):
+            return False  # Rewritten by pass 2, prefixes included.
+        flag = self._flag_for(names)
         if flag is not None:
             self._report(node, flag)
             return False  # One finding per dotted name, not one per prefix.
@@ -307,6 +300,9 @@ _SAVER = re.compile(r"^\s*([\w.]+)\s*=\s*[\w.]*\bSaver\(", re.M)
 _SETTLED = (
     "The TF 1.x summary API cannot be automatically migrated",  # rules.KEEP_V1_NAMES
     "returns ResourceVariables by default in 2.0",  # disable_v2_behavior() keeps TF1's
+    # tf.flags becomes tf.compat.v1.flags (rules.KEEP_V1_NAMES), tf.app.flags the
+    # upgrader's tf.compat.v1.app.flags: both exist, which the static check proves.
+    "tf.flags and tf.app.flags have been removed",
 )
 
 
@@ -315,6 +311,9 @@ def _upgrader_flag(level: str, message: str):
     claims are checked on the result instead (resolve.py)."""
     if any(settled in message for settled in _SETTLED):
         return None
+    member = re.search(r"Using member tf\.([\w.]+) in deprecated module", message)
+    if member and rules.keep_v1(f"tensorflow.{member.group(1)}"):
+        return None  # Rewritten by pass 2 (tf.contrib.rnn cells), checked by resolve.py.
     if level == "ERROR":
         return rules.Flag("CI000", "error", f"tf_upgrade_v2: {message}", "known-limits")
     if level == "WARNING":

@@ -92,6 +92,13 @@ class _Names(cst.CSTVisitor):
         return True
 
     def visit_Attribute(self, node) -> bool:
+        inner = node.value
+        while isinstance(inner, cst.Attribute):
+            inner = inner.value
+        if not isinstance(inner, cst.Name):
+            # `tf.get_variable_scope().reuse_variables`: an attribute of a call's result,
+            # which libcst names as if of the function. The call's own name is checked.
+            return True
         names = self.get_metadata(QualifiedNameProvider, node, set())
         imported = [q.name for q in names if q.source == QualifiedNameSource.IMPORT]
         # The whole dotted name only; its prefixes resolve if it does.

@@ -25,15 +25,6 @@ def _renames() -> dict:
 RENAMES: dict = _renames()
 
 
-# Calls that tf_upgrade_v2 gets wrong for queue-input programs: (qualified name, keyword
-# that makes the call TF1-only) -> attribute path under the module's tensorflow alias.
-# TF2's tf.Variable ignores `collections=`, so a data variable kept out of
-# global_variables() (fully_connected_preloaded_var) would be initialized with the rest.
-KEEP_V1_CALLS = {
-    ("tensorflow.Variable", "collections"): "compat.v1.Variable",
-}
-
-
 # TF1 names that tf_upgrade_v2 leaves as TensorFlow 2's (while reporting them converted to
 # tf.compat.v1): TF2's tf.summary.scalar writes nothing in a graph and merge_all() does
 # not see it (merge_all() then returns None). Qualified name -> path under the module's
@@ -42,6 +33,12 @@ KEEP_V1_NAMES = {
     f"tensorflow.summary.{name}": f"compat.v1.summary.{name}"
     for name in ("scalar", "histogram", "image", "audio", "text", "tensor_summary", "merge")
 }
+# TF2's tf.Variable is always a resource variable, whatever disable_v2_behavior() says:
+# it ignores `collections=` (a data variable kept out of global_variables() is initialized
+# with the rest), and a collection holding it exports its handle, so that after
+# import_meta_graph `sess.run(tf.get_collection("lr")[0])` fetches a handle, not the
+# learning rate (the PTB language model). tf.compat.v1.Variable is TF1's variable.
+KEEP_V1_NAMES["tensorflow.Variable"] = "compat.v1.Variable"
 # Names TensorFlow removed in 1.0, before tf_upgrade_v2 existed (it passes them through,
 # and they then fail): 2016 tutorials and papers' code still spell them so. Each is the
 # same function under its 1.x name, with the same positional arguments.
@@ -61,11 +58,43 @@ KEEP_V1_NAMES.update(
         "tensorflow.neg": "math.negative",
         "tensorflow.pack": "stack",
         "tensorflow.unpack": "unstack",
+        # Modules the upgrader reports removed, which tf.compat.v1 still serves whole.
+        "tensorflow.flags": "compat.v1.flags",
+        "tensorflow.logging": "compat.v1.logging",
+    }
+)
+# tf.contrib.rnn's cells moved to tf.compat.v1.nn.rnn_cell in TF 1.x, same arguments and
+# variables; TensorFlow 2 serves them with Keras 2 (resolve.py says what to install).
+KEEP_V1_NAMES.update(
+    {
+        f"tensorflow.contrib.rnn.{name}": f"compat.v1.nn.rnn_cell.{name}"
+        for name in (
+            "BasicLSTMCell",
+            "BasicRNNCell",
+            "DeviceWrapper",
+            "DropoutWrapper",
+            "GRUCell",
+            "LSTMCell",
+            "LSTMStateTuple",
+            "MultiRNNCell",
+            "ResidualWrapper",
+            "RNNCell",
+        )
+    }
+)
+KEEP_V1_NAMES.update(
+    {
+        f"tensorflow.contrib.rnn.{name}": f"compat.v1.nn.{name}"
+        for name in ("static_rnn", "static_bidirectional_rnn", "static_state_saving_rnn")
     }
 )
 # Prefixes kept on tf.compat.v1 the same way: the upgrader leaves tf.layers.*, which
 # TensorFlow 2 lacks; tf.compat.v1.layers.* runs with Keras 2 (resolve.py says so).
-KEEP_V1_PREFIXES = {"tensorflow.layers.": "compat.v1.layers."}
+KEEP_V1_PREFIXES = {
+    "tensorflow.layers.": "compat.v1.layers.",
+    # Where the upgrader moves tf.contrib.rnn.LSTMStateTuple; TensorFlow 2 has no tf.nn.rnn_cell.
+    "tensorflow.nn.rnn_cell.": "compat.v1.nn.rnn_cell.",
+}
 
 
 def keep_v1(name: str):
@@ -118,6 +147,23 @@ FLAGS: dict = {
         "warning",
         "use tf.data.experimental.bucket_by_sequence_length and bring the result in with "
         "compat_input.from_dataset",
+        "known-limits",
+    ),
+    "tensorflow.contrib.seq2seq.sequence_loss": Flag(
+        "CI004",
+        "warning",
+        "tf.contrib is gone in TensorFlow 2: sequence_loss(logits, targets, weights) is "
+        "tf.compat.v1.losses.sparse_softmax_cross_entropy(targets, logits, weights, "
+        "reduction=tf.compat.v1.losses.Reduction.NONE) summed and divided by the summed "
+        "weights over the axes its average_across_* arguments name",
+        "known-limits",
+    ),
+    "tensorflow.contrib.rnn.LSTMBlockCell": Flag(
+        "CI004",
+        "warning",
+        "tf.contrib is gone in TensorFlow 2: tf.compat.v1.nn.rnn_cell.LSTMCell(num_units, "
+        "forget_bias=...) computes the same LSTM without the fused kernel (needs Keras 2: "
+        "compat-input[keras2]); checkpoints of the block cell do not load into it",
         "known-limits",
     ),
     # The tf.contrib pieces common in input and training code, each with its fix.
