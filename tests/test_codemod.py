@@ -222,6 +222,21 @@ def test_a_syntax_error_is_reported_and_does_not_stop_the_run(tmp_path, capsys):
     assert "1 changed, 0 unchanged, 1 skipped, 1 failed" in captured.err
 
 
+def test_python_2_code_is_named_as_such_with_the_fix(tmp_path, capsys):
+    # CS20SI's 05_csv_reader.py as published: `print features`.
+    source = "import tensorflow as tf\nwith tf.Session() as s:\n    print s.run(x)\nother()\n"
+    (tmp_path / "course.py").write_text(source)
+    assert migrate.main([str(tmp_path / "course.py")]) == 2
+    out = capsys.readouterr().out
+    assert "Python 2 syntax ('print s.run(x)')" in out and "2to3" in out
+    assert (tmp_path / "course.py").read_text() == source  # Left as it was.
+
+
+def test_names_removed_before_1_0_are_kept_working():
+    out = _migrate("import tensorflow as tf\ny = tf.select(c, a, b)\nz = tf.pack([a, b])\n").code
+    assert "y = tf.compat.v1.where(c, a, b)" in out and "z = tf.stack([a, b])" in out
+
+
 @pytest.mark.parametrize(
     "name", ["csv_batch", "ptb_producer", "tfrecord_join", "preloaded", "simple_shuffle_batch"]
 )

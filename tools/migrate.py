@@ -15,6 +15,7 @@ changed (or, with --check / --diff, would change) or need a person; 2 when a fil
 import argparse
 import difflib
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -66,8 +67,10 @@ def migrate_file(path: str, write: bool, show_diff: bool, out=None) -> tuple:
     try:
         outcome = codemod.migrate_source(original, path)
     except cst.ParserSyntaxError as e:
+        where = f"{path}:{e.editor_line}:{e.editor_column}"
         print(
-            f"{path}:{e.editor_line}:{e.editor_column}: error: syntax error: {e.message}", file=out
+            f"{where}: error: syntax error: {_python2(original, e.editor_line) or e.message}",
+            file=out,
         )
         return "failed", [], None
     except Exception as e:  # noqa: BLE001 - one bad file must not stop a run over many.
@@ -171,3 +174,21 @@ def main(argv=None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+# Python 2 statements that 2016-2017 TF1 course code still has (CS20SI's `print features`).
+_PYTHON2 = re.compile(r"^\s*(print\s+[^\s(=]|exec\s+[^\s(=])|^\s*except\s+[\w.]+\s*,\s*\w+\s*:")
+
+
+def _python2(source: str, line: int):
+    """What to do with a file whose syntax error at `line` is Python 2's, or None."""
+    lines = source.splitlines()
+    # libcst may place the error at the start of the line after the statement.
+    found = [t for t in lines[max(0, line - 2) : line] if _PYTHON2.search(t)]
+    if found:
+        return (
+            f"Python 2 syntax ({found[-1].strip()!r}): compat-input migrates Python 3 "
+            "code; convert the file first (2to3 -w FILE, from Python 3.12 or older, or by "
+            "hand) and migrate it again"
+        )
+    return None

@@ -56,6 +56,7 @@ KEEP_V1_NAMES.update(
         "tensorflow.mul": "math.multiply",
         "tensorflow.sub": "math.subtract",
         "tensorflow.neg": "math.negative",
+        "tensorflow.select": "compat.v1.where",
         "tensorflow.pack": "stack",
         "tensorflow.unpack": "unstack",
         # Modules the upgrader reports removed, which tf.compat.v1 still serves whole.
