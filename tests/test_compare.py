@@ -84,6 +84,9 @@ with tf.Session() as sess:
     except tf.errors.OutOfRangeError:
         pass
     coord.request_stop()
+    # Joined: legacy runner threads still in a run at interpreter exit can abort the
+    # process ("FATAL: exception not rethrown"), seen once on a loaded machine.
+    coord.join(threads)
 print("sum", seen)  # The same in any order.
 """
 
