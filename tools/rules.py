@@ -145,14 +145,14 @@ FLAGS: dict = {
     ),
     "tensorflow.contrib.training.bucket_by_sequence_length": Flag(
         "CI003",
-        "warning",
+        "error",
         "use tf.data.experimental.bucket_by_sequence_length and bring the result in with "
         "compat_input.from_dataset",
         "known-limits",
     ),
     "tensorflow.contrib.seq2seq.sequence_loss": Flag(
         "CI004",
-        "warning",
+        "error",
         "tf.contrib is gone in TensorFlow 2: sequence_loss(logits, targets, weights) is "
         "tf.compat.v1.losses.sparse_softmax_cross_entropy(targets, logits, weights, "
         "reduction=tf.compat.v1.losses.Reduction.NONE) summed and divided by the summed "
@@ -161,16 +161,17 @@ FLAGS: dict = {
     ),
     "tensorflow.contrib.rnn.LSTMBlockCell": Flag(
         "CI004",
-        "warning",
+        "error",
         "tf.contrib is gone in TensorFlow 2: tf.compat.v1.nn.rnn_cell.LSTMCell(num_units, "
         "forget_bias=...) computes the same LSTM without the fused kernel (needs Keras 2: "
         "compat-input[keras2]); checkpoints of the block cell do not load into it",
         "known-limits",
     ),
-    # The tf.contrib pieces common in input and training code, each with its fix.
+    # The tf.contrib pieces common in input and training code, each with its fix. Errors:
+    # the code keeps the tf.contrib name, which fails when run on TensorFlow 2.
     **{
         prefix: Flag(
-            "CI004", "warning", f"tf.contrib is gone in TensorFlow 2: {fix}", "known-limits"
+            "CI004", "error", f"tf.contrib is gone in TensorFlow 2: {fix}", "known-limits"
         )
         for prefix, fix in {
             "tensorflow.contrib.data.": "use the same function from tf.data.experimental "
@@ -196,7 +197,7 @@ FLAGS: dict = {
     ),
     "tensorflow.contrib.": Flag(
         "CI004",
-        "warning",
+        "error",
         "tf.contrib is gone in TensorFlow 2 (slim input helpers, prefetch_queue, "
         "parallel_reader included): port this by hand",
         "known-limits",
