@@ -17,7 +17,6 @@ does not dequeue from the source's iterator but captures the per-example graph b
 source's tensors and its own inputs, and rebuilds it over `source.dataset` (capture.py).
 """
 
-import contextlib
 import dataclasses
 import threading
 import weakref
@@ -271,26 +270,10 @@ def _initialized_so_far(graph: tf.Graph) -> tf.Operation:
     with state.lock:
         fresh = state.state_variables[state.chained :]
         if fresh or state.chain is None:
-            with _root(graph), tf1.name_scope("compat_input_state"):
+            with tf_internals.at_root(graph), tf1.name_scope("compat_input_state"):
                 state.chain = start_ops.initialize_missing(fresh, state.chain)
             state.chained += len(fresh)
         return state.chain
-
-
-@contextlib.contextmanager
-def _root(graph: tf.Graph):
-    """Ops made at the root of `graph`: no scope, device or control dependencies; made
-    even after `Graph.finalize()` (a Saver built or a meta-graph exported after it)."""
-    finalized = graph.finalized
-    if finalized:
-        tf_internals.unfinalize(graph)
-    try:
-        with graph.as_default(), graph.name_scope(None), graph.device(None):
-            with tf1.control_dependencies(None):
-                yield
-    finally:
-        if finalized:
-            graph.finalize()
 
 
 def lookup_source(tensor: tf.Tensor) -> Optional[tuple[Source, int]]:
@@ -350,7 +333,7 @@ class _PipelineRunner:
     def __init__(self, graph: tf.Graph):
         self._graph_ref = weakref.ref(graph)
         # Made at the root of the graph, outside whatever scope the first pipeline is in.
-        with _root(graph):
+        with tf_internals.at_root(graph):
             self.queue = tf.no_op(name="compat_input_pipelines")
             # Its next element raises OutOfRangeError: how a runner thread learns it is done.
             self._empty = tf1.data.make_one_shot_iterator(tf.data.Dataset.range(0))
@@ -362,7 +345,7 @@ class _PipelineRunner:
         self.enqueue_ops: list = []
 
     def add(self, pipeline: "Pipeline") -> "_PipelineRunner":
-        with _root(self._graph_ref()), tf1.name_scope(f"{pipeline.name}_start_once"):
+        with tf_internals.at_root(self._graph_ref()), tf1.name_scope(f"{pipeline.name}_start_once"):
             started = start_ops.start_if_needed(
                 pipeline.iterator, pipeline.started_handle, pipeline.state_initialized()
             )
@@ -399,7 +382,7 @@ def _ensure_runner(graph: tf.Graph) -> _PipelineRunner:
             runner = state.runner = _PipelineRunner(graph)
             graph.add_to_collection(tf1.GraphKeys.QUEUE_RUNNERS, runner)
     if fresh:  # Outside the lock: registering the variable takes it.
-        with _root(graph):
+        with tf_internals.at_root(graph):
             # Initialized where the graph's input starts: a pipeline left unstarted then
             # starts on its first read (started_guard.py).
             runner.input_started = state_variable(tf.constant(True), "compat_input_started")

@@ -40,17 +40,8 @@ class StateVariable:
         # What `sess.run(variable)` fetches, as for a tf.Variable: its value. Made on first
         # use (an error being explained), at the root of a graph that may be finalized.
         if self._value is None:
-            graph = self.graph
-            finalized = graph.finalized
-            if finalized:
-                tf_internals.unfinalize(graph)
-            try:
-                with graph.as_default(), graph.name_scope(None), graph.device(None):
-                    with tf1.control_dependencies(None):
-                        self._value = self.read_value()
-            finally:
-                if finalized:
-                    graph.finalize()
+            with tf_internals.at_root(self.graph):
+                self._value = self.read_value()
         return self._value
 
     def is_initialized(self) -> tf.Tensor:

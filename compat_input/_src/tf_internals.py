@@ -7,6 +7,8 @@ import here never fails). `tests/test_package.py` checks that no other module im
 `tensorflow.python`.
 """
 
+import contextlib
+
 import tensorflow as tf
 
 # Session classes: `install()` wraps `BaseSession.run` / `make_callable` so that errors from
@@ -41,6 +43,22 @@ try:  # pfor, behind `tf.vectorized_map`: its converter registry (vectorize.py).
     from tensorflow.python.ops.parallel_for import pfor
 except ImportError:  # pragma: no cover - per-example maps, same results.
     pfor = None
+
+
+@contextlib.contextmanager
+def at_root(graph: tf.Graph):
+    """Ops made at the root of `graph`: no scope, device or control dependencies; made
+    even after `Graph.finalize()` (a Saver built or a meta-graph exported after it)."""
+    finalized = graph.finalized
+    if finalized:
+        unfinalize(graph)
+    try:
+        with graph.as_default(), graph.name_scope(None), graph.device(None):
+            with tf.compat.v1.control_dependencies(None):
+                yield
+    finally:
+        if finalized:
+            graph.finalize()
 
 
 def unfinalize(graph: tf.Graph) -> None:
