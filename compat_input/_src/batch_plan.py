@@ -367,6 +367,7 @@ def serve(plan: BatchPlan) -> Any:
                     batched=plan.batched,
                     # The batch being made when the error came, and one more read ahead.
                     near=2 * plan.size if isinstance(plan.size, int) else 1024,
+                    key=item.key(),
                 )
                 for item in plan.lists
                 if len(item.sources) == 1

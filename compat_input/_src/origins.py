@@ -271,6 +271,8 @@ class Suspect:
     examples: Any  # element -> examples
     source: Any  # pipeline.Source
     probe: Optional[Probe] = None
+    # What `examples` computes, where its function is shared (tracing.shared_map).
+    key: Optional[str] = None
     # Examples the program took so far, where those are the records read, in order
     # (batch_plan.py): the bad one comes after them, so the probe starts there.
     batched: Any = None
@@ -280,24 +282,34 @@ class Suspect:
     # The read of `batched`, made with the probe.
     taken: Any = None
 
-    def candidates(self, run, sess) -> Optional[tuple]:
-        """`(positions, origins, columns)` of the recent source elements, oldest first."""
+    def candidates(self, run, sess, taken=None) -> tuple:
+        """`(positions, origins, columns)` of the recent source elements, oldest first, or
+        None; and the value of `taken`, read in the same run (each new run costs the
+        session an executor)."""
         source = self.source
         reader = source.reader
         if reader is not None:
-            logged, values = reader.recent.records(run(sess, reader.recent.snapshot))
-            if values is None:  # Not logged: read again from the files, where they are.
-                values = reader.reread([key for _, key in logged])
-            logged = [(p, k) for p, k in logged if k in values]
-            if not logged:
-                return None
-            keys = [k for _, k in logged]
-            columns = [np.array(keys, object), np.array([values[k] for k in keys], object)]
-            return [p for p, _ in logged], keys, columns
+            if taken is None:
+                return self._logged(reader, run(sess, reader.recent.snapshot)), None
+            snapshot, taken = run(sess, (reader.recent.snapshot, taken))
+            return self._logged(reader, snapshot), taken
+        taken = run(sess, taken) if taken is not None else None
         if source.items:
             items = list(source.items)
-            return list(range(len(items))), items, [np.array(items, object)]
-        return None
+            return (list(range(len(items))), items, [np.array(items, object)]), taken
+        return None, taken
+
+    @staticmethod
+    def _logged(reader, snapshot) -> Optional[tuple]:
+        logged, values = reader.recent.records(snapshot)
+        if values is None:  # Not logged: read again from the files, where they are.
+            values = reader.reread([key for _, key in logged])
+        logged = [(p, k) for p, k in logged if k in values]
+        if not logged:
+            return None
+        keys = [k for _, k in logged]
+        columns = [np.array(keys, object), np.array([values[k] for k in keys], object)]
+        return [p for p, _ in logged], keys, columns
 
     def first_failing(self, run, sess, reported: set, read: dict) -> Optional[str]:
         """The oldest recent element that fails and was not named in an earlier error.
@@ -310,16 +322,18 @@ class Suspect:
             # sends the grown graph to the session again.
             with sess.graph.as_default():
                 specs = tf.nest.flatten(self.source.dataset.element_spec)
-                self.probe = Probe(self.examples, specs)
+                self.probe = Probe(self.examples, specs, self.key)
                 self.taken = None if self.batched is None else self.batched.read_value()
         key = id(self.source)
-        if key not in read:
-            read[key] = self.candidates(run, sess)
+        if key in read:
+            taken = run(sess, self.taken) if self.taken is not None else None
+        else:
+            read[key], taken = self.candidates(run, sess, self.taken)
         found = read[key]
         if found is None:
             return None
         positions, origins, columns = found
-        start = int(run(sess, self.taken)) if self.taken is not None else 0
+        start = int(taken) if taken is not None else 0
         # First those just after what the program took (each probe run costs a function
         # instantiation, so they go in one run), then the others.
         fresh = [i for i, p in enumerate(positions) if p not in self.passed]

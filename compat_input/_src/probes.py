@@ -10,6 +10,9 @@ from compat_input._src import tracing
 tf1 = tf.compat.v1
 
 
+# More than the recent-records window (origins.py) holds: one batch takes every ordinal.
+_WHOLE = 1 << 20
+
 _PROBE_OPTIONS = tf.data.Options()
 _PROBE_OPTIONS.autotune.enabled = False
 _PROBE_OPTIONS.experimental_optimization.apply_default_optimizations = False
@@ -23,7 +26,7 @@ class Probe:
     """
 
     @tracing.without_autograph
-    def __init__(self, examples, specs: list):
+    def __init__(self, examples, specs: list, key=None):
         graph = tf1.get_default_graph()
         finalized = graph.finalized
         if finalized:
@@ -35,35 +38,35 @@ class Probe:
                     for spec in specs
                 ]
 
-                def passed(ordinal, *element):
-                    # Returned, not control dependencies: those on stateless ops are pruned.
-                    outputs = tf.nest.flatten(examples(element), expand_composites=True)
-                    return (ordinal,) + tuple(outputs)
-
-                dataset = (
-                    tf.data.Dataset.from_tensor_slices(tuple(self._feeds))
-                    .enumerate()
-                    .map(lambda ordinal, element: passed(ordinal, *element))
+                elements = tf.data.Dataset.from_tensor_slices(tuple(self._feeds))
+                # The pipeline's own per-example function where it is shared (tracing.py):
+                # nothing to trace for it now. An element that fails fails its pair, and
+                # the pairs stay in step, so the ordinals that come out are those that passed.
+                examples_ = tracing.shared_map(elements, key, examples) if key else None
+                if examples_ is None:
+                    examples_ = elements.map(lambda *element: examples(element))
+                ordinals = (
+                    tf.data.Dataset.zip((tf.data.Dataset.range(_WHOLE), examples_))
                     .apply(tf.data.experimental.ignore_errors())
-                    .map(lambda ordinal, *outputs: ordinal)
-                    .batch(4096)
-                    # As every pipeline: no graph rewrites at each start (pipeline.py).
+                    .map(lambda ordinal, outputs: ordinal)
+                )
+                # Every ordinal that passed, as one vector (an empty one if none did), made
+                # and read in one run: each run of a new signature costs the session an
+                # executor, and an initializable iterator took three runs.
+                nothing = tf.data.Dataset.from_tensors(tf.zeros([0], tf.int64))
+                dataset = (
+                    ordinals.batch(_WHOLE)
+                    .concatenate(nothing)
+                    .take(1)
+                    # As every pipeline: no graph rewrites (pipeline.py).
                     .with_options(_PROBE_OPTIONS)
                 )
-                iterator = tf1.data.make_initializable_iterator(dataset)
-                self._init = iterator.initializer
-                self._passed = iterator.get_next()
+                self._passed = tf.data.experimental.get_single_element(dataset)
         finally:
             if finalized:
                 graph.finalize()
 
     def failing(self, run, sess, columns: list) -> list:
         """Indices of the elements (given as columns) whose per-example graph fails."""
-        run(sess, self._init, dict(zip(self._feeds, columns)))
-        passed: set = set()
-        try:
-            while True:
-                passed.update(run(sess, self._passed).tolist())
-        except tf.errors.OutOfRangeError:
-            pass
+        passed = set(run(sess, self._passed, dict(zip(self._feeds, columns))).tolist())
         return [i for i in range(len(columns[0])) if i not in passed]
