@@ -172,10 +172,6 @@ def main(argv=None) -> int:
     return 1 if counts["changed"] or needs_person else 0
 
 
-if __name__ == "__main__":
-    sys.exit(main())
-
-
 # Python 2 statements that 2016-2017 TF1 course code still has (CS20SI's `print features`).
 _PYTHON2 = re.compile(r"^\s*(print\s+[^\s(=]|exec\s+[^\s(=])|^\s*except\s+[\w.]+\s*,\s*\w+\s*:")
 
@@ -192,3 +188,7 @@ def _python2(source: str, line: int):
             "hand) and migrate it again"
         )
     return None
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -170,9 +170,7 @@ FLAGS: dict = {
     # The tf.contrib pieces common in input and training code, each with its fix. Errors:
     # the code keeps the tf.contrib name, which fails when run on TensorFlow 2.
     **{
-        prefix: Flag(
-            "CI004", "error", f"tf.contrib is gone in TensorFlow 2: {fix}", "known-limits"
-        )
+        prefix: Flag("CI004", "error", f"tf.contrib is gone in TensorFlow 2: {fix}", "known-limits")
         for prefix, fix in {
             "tensorflow.contrib.data.": "use the same function from tf.data.experimental "
             "(or tf.data.Dataset)",

@@ -200,18 +200,19 @@ def map_examples(dataset: tf.data.Dataset, examples, log, parallel) -> tf.data.D
 
 def examples_of(item: ExampleList, elements, parallel, skipping: bool, logs: list):
     """The examples of one list made from its source's `elements`."""
+    key = item.key()
     if parallel and item.vectorizable():
         # A block at a time (vectorize.py). Only with num_threads > 1, where legacy delivery
         # before an error already depended on thread timing: a bad record fails its block.
         blocks = vectorize.map_blocks(
-            elements, [item.examples], parallel, block=item.block_size(), key=item.key()
+            elements, [item.examples], parallel, block=item.block_size(), key=key
         )
         if blocks is not None:
             return blocks
     log = example_log(item, skipping, logs)
-    if log is None and item.key() is not None:
+    if log is None and key is not None:
         # The tf.compat.v1 map's choice: an OutOfRangeError from the graph ends the input.
         return tracing.shared_map(
-            elements, item.key(), item.examples, parallel=parallel, preserve_cardinality=False
+            elements, key, item.examples, parallel=parallel, preserve_cardinality=False
         )
     return map_examples(elements, lambda element, i: item.examples(element, i, log), log, parallel)

@@ -60,7 +60,7 @@ def guard(started: tf.Tensor, name: str, deferred=None) -> tf.Operation:
     with tf1.name_scope("check_started"):
         if deferred is None:
             ready = tracing.shared_call("started_within_wait", _started_within_wait, [started])
-            return tf.debugging.Assert(ready, [message])
-        args = [deferred[0], deferred[1], started, deferred[2]]
-        ready = tracing.shared_call("started_or_starting", _started_or_starting, args)
+        else:
+            args = [deferred[0], deferred[1], started, deferred[2]]
+            ready = tracing.shared_call("started_or_starting", _started_or_starting, args)
         return tf.debugging.Assert(ready, [message])

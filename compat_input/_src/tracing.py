@@ -176,22 +176,6 @@ def shared_flat_map(dataset, key: str, fn: Callable, args=()):
     return tf.data.experimental.from_variant(variant, spec)
 
 
-@without_autograph
-def shared_filter(dataset, key: str, fn: Callable, args=()):
-    """`dataset.filter(lambda e: fn(e, *args))`, with `fn` traced once per graph."""
-    traced = _function(key, fn, dataset.element_spec, list(args))
-    if traced is None:
-        return dataset.filter(lambda *e: fn(_packed(dataset, e), *args))
-    concrete, inputs, _ = traced
-    variant = tf.raw_ops.FilterDataset(
-        input_dataset=dataset._variant_tensor,
-        other_arguments=inputs,
-        predicate=concrete,
-        **_typed(dataset.element_spec),
-    )
-    return tf.data.experimental.from_variant(variant, dataset.element_spec)
-
-
 def unbatch(dataset):
     """`dataset.unbatch()` without the identity map it adds, where every part is dense."""
     spec = dataset.element_spec
@@ -209,9 +193,10 @@ def shared_call(key: str, fn: Callable, args) -> list:
     pipelines make several each (start checks, state initialization).
     """
     concrete, inputs, spec = _function(key, lambda _, *a: fn(*a), (), list(args))
+    typed = _typed(spec)
     outputs = tf.raw_ops.StatefulPartitionedCall(
-        args=inputs, Tout=_typed(spec)["output_types"], f=concrete
+        args=inputs, Tout=typed["output_types"], f=concrete
     )
-    for output, shape in zip(outputs, _typed(spec)["output_shapes"]):
+    for output, shape in zip(outputs, typed["output_shapes"]):
         output.set_shape(shape)
     return tf.nest.pack_sequence_as(spec, outputs)
