@@ -30,6 +30,7 @@ from compat_input._src import tracing
 from compat_input._src.example_lists import ExampleList
 from compat_input._src.example_lists import capture_list
 from compat_input._src.options import options
+from compat_input._src.state_variables import initial
 from compat_input._src.structures import Structure
 
 tf1 = tf.compat.v1
@@ -199,7 +200,7 @@ def plan(
     counters = None
     if options.bad_records == "skip":
         counters = tuple(
-            pipeline_lib.state_variable(tf.constant(0, tf.int64), n)
+            pipeline_lib.state_variable(initial(0, tf.int64), n)
             for n in ("entered_examples", "passed_examples")
         )
         for item in lists:
@@ -340,7 +341,7 @@ def serve(plan: BatchPlan) -> Any:
     """Builds the plan's pipeline; its next batch in the legacy structure and shapes."""
     logs: list = []
     if _in_read_order(plan):
-        plan.batched = pipeline_lib.state_variable(tf.constant(0, tf.int64), "batched")
+        plan.batched = pipeline_lib.state_variable(initial(0, tf.int64), "batched")
     dataset = assemble(plan, logs)
     sources = [s for item in plan.lists for s in item.sources]
     source = pipeline_lib.Source(

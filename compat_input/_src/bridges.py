@@ -93,14 +93,15 @@ def self_initializing(dataset: tf.data.Dataset, graph: tf.Graph) -> tf.data.Data
 
     For a Dataset handed to the user's own iterator, which nothing of ours starts.
     """
-    state = pipeline_lib.graph_state(graph)
-    with state.lock:
-        variables = list(state.state_variables)
-    if not variables:
+    groups = pipeline_lib.state_groups(graph)
+    if not groups:
         return dataset
 
     def initialize(_):
-        with tf.control_dependencies([start_ops.initialize_missing(variables, None)]):
+        done = None
+        for group in groups:
+            done = start_ops.initialize_missing(group.variables, done)
+        with tf.control_dependencies([done]):
             return tf.constant(0)
 
     return tf.data.Dataset.from_tensors(0).map(initialize).flat_map(lambda _: dataset)

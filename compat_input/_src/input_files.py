@@ -13,6 +13,7 @@ import tensorflow as tf
 
 from compat_input._src import pipeline as pipeline_lib
 from compat_input._src import tracing
+from compat_input._src.state_variables import initial
 
 tf1 = tf.compat.v1
 
@@ -73,7 +74,7 @@ def unusable(reader: str, queue) -> list:
 
 def gone_log() -> tf.Variable:
     """A reader's record of the files found gone while reading, by name."""
-    return pipeline_lib.state_variable(tf.zeros([0], tf.string), "skipped", [None])
+    return pipeline_lib.state_variable(initial("", tf.string, [0]), "skipped", [None])
 
 
 def skipping_unusable(

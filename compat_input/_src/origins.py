@@ -30,6 +30,7 @@ import tensorflow as tf
 
 from compat_input._src import pipeline as pipeline_lib
 from compat_input._src.probes import Probe
+from compat_input._src.state_variables import initial
 
 tf1 = tf.compat.v1
 
@@ -68,16 +69,13 @@ class ExampleLog:
     def __init__(self, kind: Optional[str]):
         self.kind = kind
         with tf1.name_scope("origins"):
-            self._origins = _variable(tf.fill([_RING], ""), "origins")
-            self._entered = _variable(tf.fill([_RING], tf.constant(-1, tf.int64)), "entered")
-            self._left = _variable(tf.fill([_RING], tf.constant(-1, tf.int64)), "left")
-            self._first_skipped = _variable(tf.constant(""), "first_skipped")
-            self.snapshot = (
-                self._entered.read_value(),
-                self._left.read_value(),
-                self._origins.read_value(),
-            )
-            self.first_skipped = self._first_skipped.read_value()
+            self._origins = _variable(initial("", tf.string, [_RING]), "origins")
+            self._entered = _variable(initial(-1, tf.int64, [_RING]), "entered")
+            self._left = _variable(initial(-1, tf.int64, [_RING]), "left")
+            self._first_skipped = _variable(initial("", tf.string), "first_skipped")
+            # Fetched as values (read ops made on first use).
+            self.snapshot = (self._entered, self._left, self._origins)
+            self.first_skipped = self._first_skipped
 
     def enter(self, ordinals: tf.Tensor, origins: tf.Tensor) -> tf.Operation:
         """Logs an example as it enters the per-example graph."""
@@ -153,9 +151,9 @@ class OpenedFiles:
     def __init__(self, replay):
         self._replay = replay  # path -> the OpError reading it raises, or None
         with tf1.name_scope("opened_files"):
-            self._names = _variable(tf.fill([_FILES], ""), "names")
-            self._order = _variable(tf.fill([_FILES], tf.constant(-1, tf.int64)), "order")
-            self.snapshot = (self._order.read_value(), self._names.read_value())
+            self._names = _variable(initial("", tf.string, [_FILES]), "names")
+            self._order = _variable(initial(-1, tf.int64, [_FILES]), "order")
+            self.snapshot = (self._order, self._names)  # Fetched as values.
 
     def handles(self) -> list:
         """What `opened` writes: passed to a function traced once for every reader."""
@@ -198,14 +196,14 @@ class RecentRecords:
     def __init__(self, block: int, with_values: bool = False):
         self._block = block
         with tf1.name_scope("recent_records"):
-            self._keys = _variable(tf.fill([_BLOCKS, block], ""), "keys")
-            self._count = _variable(tf.constant(0, tf.int64), "blocks")
-            self.snapshot = (self._count.read_value(), self._keys.read_value())
+            self._keys = _variable(initial("", tf.string, [_BLOCKS, block]), "keys")
+            self._count = _variable(initial(0, tf.int64), "blocks")
+            self.snapshot = (self._count, self._keys)  # Fetched as values.
             # Small records (text lines) are kept too: naming a bad one then reads no file.
             self._values = None
             if with_values:
-                self._values = _variable(tf.fill([_BLOCKS, block], ""), "values")
-                self.snapshot += (self._values.read_value(),)
+                self._values = _variable(initial("", tf.string, [_BLOCKS, block]), "values")
+                self.snapshot += (self._values,)
 
     def handles(self) -> list:
         """What `log` writes: passed to a function traced once for every reader."""
@@ -324,6 +322,9 @@ class Suspect:
                 specs = tf.nest.flatten(self.source.dataset.element_spec)
                 self.probe = Probe(self.examples, specs, self.key)
                 self.taken = None if self.batched is None else self.batched.read_value()
+                if self.source.reader is not None:  # Its reads made now, with the others.
+                    for variable in self.source.reader.recent.snapshot:
+                        variable.value()
         key = id(self.source)
         if key in read:
             taken = run(sess, self.taken) if self.taken is not None else None

@@ -58,9 +58,10 @@ class _GraphState:
         # Source element tensors, by tensor name: (source, index in the flat element).
         self.source_tensors: dict[str, tuple[Source, int]] = {}
         # Variables in no collection that pipelines use: initialized once per session at start.
-        self.variables: list[tuple[tf.Operation, tf.Tensor]] = []
-        self.state_variables: list[tf.Variable] = []
-        # The op initializing them if not yet, made for the first `chained` of them.
+        self.state_variables: list[state_variables.StateVariable] = []
+        # They are initialized in groups (`StateGroup`), one per pipeline; `chain` initializes
+        # every group not yet initialized, each after the one before, from the graph alone.
+        self.groups: list[StateGroup] = []
         self.chain: Optional[tf.Operation] = None
         self.chained = 0
         # Resource mirrors of reference-variable counters, by op name (capture.py).
@@ -136,7 +137,9 @@ class Pipeline:
         with tf.device(self.device):
             self.iterator = tf1.data.make_initializable_iterator(dataset)
         # Lives in no collection: initializers, savers and ready_op must not see it.
-        self._started = state_variables.StateVariable(False, "started")
+        self._started = state_variables.StateVariable(
+            state_variables.initial(False, tf.bool), "started"
+        )
         self.started_handle = self._started.handle
         self.is_started = tf.raw_ops.VarIsInitializedOp(resource=self.started_handle)
         # Marked started only once the iterator is: a run waiting on the mark reads at once.
@@ -162,7 +165,7 @@ class Pipeline:
 
     def marker_variable(self) -> tf.Variable:
         """A variable of the pipeline's own state (checkpoint.py names the position by it)."""
-        return state_variable(tf.constant(0, tf.int64), "marker")
+        return state_variable(state_variables.initial(0, tf.int64), "marker")
 
     def state_initialized(self) -> tf.Operation:
         """Initializes the state variables of the pipelines built up to this one where
@@ -239,11 +242,8 @@ class Source:
 
 def needs_initialization(variables: list) -> None:
     """Registers variables to initialize at start, once per session, before any pipeline."""
-    graph = variables[0].graph
-    state = graph_state(graph)
-    with state.lock, graph.control_dependencies(None):
-        # Ops made now: the graph may be finalized by the time pipelines start.
-        state.variables.extend((v.initializer, v.is_initialized()) for v in variables)
+    state = graph_state(variables[0].graph)
+    with state.lock:
         state.state_variables.extend(variables)
     _ensure_runner(variables[0].graph)
 
@@ -260,11 +260,21 @@ def state_variable(value, name: str, shape=None) -> state_variables.StateVariabl
     return variable
 
 
+@dataclasses.dataclass
+class StateGroup:
+    """State variables initialized together: the check that they are, and the assignment."""
+
+    variables: list
+    is_initialized: tf.Tensor
+    assign: tf.Operation
+
+
 def _initialized_so_far(graph: tf.Graph) -> tf.Operation:
     """Initializes the state variables registered so far that are not yet initialized.
 
     A chain, one link per pipeline, each after the one before: a pipeline's link covers
-    the state of every pipeline built before it, which its datasets may touch.
+    the state of every pipeline built before it, which its datasets may touch. The state
+    registered since the last link is a new group.
     """
     state = graph_state(graph)
     with state.lock:
@@ -272,8 +282,19 @@ def _initialized_so_far(graph: tf.Graph) -> tf.Operation:
         if fresh or state.chain is None:
             with tf_internals.at_root(graph), tf1.name_scope("compat_input_state"):
                 state.chain = start_ops.initialize_missing(fresh, state.chain)
+                if fresh:
+                    check = fresh[-1].is_initialized()
+                    state.groups.append(StateGroup(fresh, check, start_ops.assign(fresh)))
             state.chained += len(fresh)
         return state.chain
+
+
+def state_groups(graph: tf.Graph) -> list:
+    """Every group of the graph's state, a last one made for state registered since."""
+    _initialized_so_far(graph)
+    state = graph_state(graph)
+    with state.lock:
+        return list(state.groups)
 
 
 def lookup_source(tensor: tf.Tensor) -> Optional[tuple[Source, int]]:
@@ -293,15 +314,16 @@ def start_pipelines(sess, graph: Optional[tf.Graph] = None) -> int:
     with state.lock:
         state.sessions.add(sess)
         pipelines = list(state.pipelines)
-        variables = list(state.variables)
     session_release.at_exit(sess)
-    checks = [p.is_started for p in pipelines] + [check for _, check in variables]
-    if not checks:
+    groups = state_groups(graph)
+    if not pipelines and not groups:
         return 0
-    done = sess.run(checks)
-    todo_vars = [init for (init, _), ok in zip(variables, done[len(pipelines) :]) if not ok]
-    if todo_vars:
-        sess.run(todo_vars)
+    # The state first, where not yet initialized (restored, or started before in sess).
+    done = sess.run([g.is_initialized for g in groups] + [p.is_started for p in pipelines])
+    fresh = [g.assign for g, ok in zip(groups, done) if not ok]
+    if fresh:
+        sess.run(fresh)
+    done = done[len(groups) :]
     # A source that batchers read through their own pipelines is left to its first direct
     # read (50 towers started 1.9 s sooner).
     todo = [p.start_op for p, ok in zip(pipelines, done) if not ok and not _deferred(p)]
@@ -385,5 +407,7 @@ def _ensure_runner(graph: tf.Graph) -> _PipelineRunner:
         with tf_internals.at_root(graph):
             # Initialized where the graph's input starts: a pipeline left unstarted then
             # starts on its first read (started_guard.py).
-            runner.input_started = state_variable(tf.constant(True), "compat_input_started")
+            runner.input_started = state_variable(
+                state_variables.initial(True, tf.bool), "compat_input_started"
+            )
     return runner

@@ -14,6 +14,7 @@ import tensorflow as tf
 
 from compat_input._src import epochs
 from compat_input._src import pipeline as pipeline_lib
+from compat_input._src.state_variables import initial
 
 tf1 = tf.compat.v1
 
@@ -263,7 +264,7 @@ def string_input_producer(
     with tf1.name_scope(name, "input_producer", [string_tensor]) as scope:
         string_tensor = tf.convert_to_tensor(string_tensor, dtype=tf.string)
 
-        handle = pipeline_lib.state_variable(tf.constant(0, tf.int64), "empty_input").handle
+        handle = pipeline_lib.state_variable(initial(0, tf.int64), "empty_input").handle
         message = (
             f"compat_input: {not_null_err}; '{scope.rstrip('/')}' got an empty tensor, so "
             "its input ends (legacy closed its queue: OutOfRangeError)."

@@ -19,6 +19,7 @@ from compat_input._src import rereading
 from compat_input._src import tfrecords
 from compat_input._src import tracing
 from compat_input._src.options import options
+from compat_input._src.state_variables import initial
 
 tf1 = tf.compat.v1
 
@@ -53,12 +54,12 @@ class ReaderBase:
         with tf1.name_scope(name, self._default_name) as scope:
             self._scope = scope
             # Counters live in no collection, like a legacy reader's internal state.
-            zero = tf.constant(0, tf.int64)
+            zero = initial(0, tf.int64)
             self._produced = pipeline_lib.state_variable(zero, "records_produced")
             self._completed = pipeline_lib.state_variable(zero, "work_units_completed")
             # Where it last opened files again, newest first, to name an error there at once
             # (origins.py); several, as the stream runs on after an error reaches the program.
-            self.reading = pipeline_lib.state_variable(tf.fill([_NOTES], ""), "reading")
+            self.reading = pipeline_lib.state_variable(initial("", tf.string, [_NOTES]), "reading")
             # bad_records="skip": files unusable at build time; the names of those gone later.
             self.unusable: list = []
             skipping = options.bad_records == "skip"
