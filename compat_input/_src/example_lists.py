@@ -194,7 +194,7 @@ def map_examples(dataset: tf.data.Dataset, examples, log, parallel) -> tf.data.D
     """`examples(element, ordinal)` over `dataset`; elements are numbered only for a log."""
     if log is None:
         return per_example_map(dataset, lambda *element: examples(element, None), parallel)
-    numbered = dataset.enumerate()
+    numbered = tracing.enumerate_(dataset)
     return per_example_map(numbered, lambda i, *element: examples(element, i), parallel)
 
 

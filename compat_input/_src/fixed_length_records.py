@@ -107,4 +107,4 @@ class FixedLengthRecordReader(readers.ReaderBase):
             with tf.control_dependencies([bump(keys)]):
                 return tf.identity(keys), tf.identity(values)
 
-        return tracing.unbatch(records.enumerate().map(block))
+        return tracing.unbatch(tracing.enumerate_(records).map(block))

@@ -20,6 +20,7 @@ from collections.abc import Callable
 import tensorflow as tf
 
 from compat_input._src import errors
+from compat_input._src import tracing
 from compat_input._src import vectorize
 from compat_input._src.example_lists import ExampleList
 from compat_input._src.example_lists import example_log
@@ -49,7 +50,7 @@ def one_list(lists: list, parallel: dict, skipping: bool, logs: list) -> tf.data
 
 def shared_stream(lists: list, parallel: dict, skipping: bool, logs: list) -> tf.data.Dataset:
     log = example_log(lists[0], skipping, logs)
-    numbered = lists[0].captured.source_dataset.enumerate()
+    numbered = tracing.enumerate_(lists[0].captured.source_dataset)
     turn = _in_turn(lists, log)
     return per_example_map(numbered, lambda i, *e: turn(i, i, *e), parallel)
 
@@ -57,7 +58,7 @@ def shared_stream(lists: list, parallel: dict, skipping: bool, logs: list) -> tf
 def files_side_by_side(lists: list, parallel: dict, skipping: bool, logs: list) -> tf.data.Dataset:
     reader = lists[0].sources[0]
     count = len(lists)
-    files = reader.work_source.dataset.enumerate()
+    files = tracing.enumerate_(reader.work_source.dataset)
     # Elements are `(file index, key, value)`; file k goes to list k % count.
     interleaved = files.interleave(
         lambda k, item: reader.records(k, item).map(lambda *r: (k,) + tuple(r)),

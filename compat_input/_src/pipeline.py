@@ -262,11 +262,10 @@ def state_variable(value, name: str, shape=None) -> state_variables.StateVariabl
 
 @dataclasses.dataclass
 class StateGroup:
-    """State variables initialized together: the check that they are, and the assignment."""
+    """State variables initialized together, and the check that they are (the last one is)."""
 
     variables: list
     is_initialized: tf.Tensor
-    assign: tf.Operation
 
 
 def _initialized_so_far(graph: tf.Graph) -> tf.Operation:
@@ -284,7 +283,7 @@ def _initialized_so_far(graph: tf.Graph) -> tf.Operation:
                 state.chain = start_ops.initialize_missing(fresh, state.chain)
                 if fresh:
                     check = fresh[-1].is_initialized()
-                    state.groups.append(StateGroup(fresh, check, start_ops.assign(fresh)))
+                    state.groups.append(StateGroup(fresh, check))
             state.chained += len(fresh)
         return state.chain
 
@@ -320,7 +319,8 @@ def start_pipelines(sess, graph: Optional[tf.Graph] = None) -> int:
         return 0
     # The state first, where not yet initialized (restored, or started before in sess).
     done = sess.run([g.is_initialized for g in groups] + [p.is_started for p in pipelines])
-    fresh = [g.assign for g, ok in zip(groups, done) if not ok]
+    # Plain assignments, made on first use: a call op each would cost every graph's build.
+    fresh = [v.initializer for g, ok in zip(groups, done) if not ok for v in g.variables]
     if fresh:
         sess.run(fresh)
     done = done[len(groups) :]

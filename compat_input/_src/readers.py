@@ -151,7 +151,7 @@ class ReaderBase:
                 dataset = self._counted(item, index, list(state))
                 return dataset if up_to is None else dataset.batch(up_to)
 
-            dataset = work.dataset.enumerate()
+            dataset = tracing.enumerate_(work.dataset)
             if self.skipped_files is not None and self._reads_files:
                 # Files gone since the build are skipped: a function of this reader alone.
                 def checked(element, *state):
@@ -276,7 +276,7 @@ class TextLineReader(ReaderBase):
                 return tf.identity(keys), tf.identity(lines)
 
         lines = tf.data.TextLineDataset(work).skip(skip).batch(BLOCK)
-        return tracing.unbatch(lines.enumerate().map(block))
+        return tracing.unbatch(tracing.enumerate_(lines).map(block))
 
 
 class TFRecordReader(ReaderBase):

@@ -51,18 +51,13 @@ def _pairs(variables: list) -> list:
 def initialize_missing(variables: list, after) -> tf.Operation:
     """Initializes the group `variables` unless it is initialized, after the op `after`.
 
-    Every way of initializing state takes whole groups (`assign`, this): the groups a
-    graph's state is made of, one per pipeline (pipeline.py), in order.
+    Every way of initializing state takes whole groups: the groups a graph's state is
+    made of, one per pipeline (pipeline.py), in order.
     """
     with tf.control_dependencies([after] if after is not None else []):
         if not variables:
             return tf.no_op()
         return tracing.shared_call("initialize_missing", _initialize_missing, _pairs(variables)).op
-
-
-def assign(variables: list) -> tf.Operation:
-    """Initializes the group `variables`, unconditionally: for a group found uninitialized."""
-    return tracing.shared_call("assign_all", _assign_all, _pairs(variables)).op
 
 
 def start_if_needed(iterator, started_handle, after) -> tf.Operation:

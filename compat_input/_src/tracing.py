@@ -8,6 +8,7 @@ from collections.abc import Callable
 import tensorflow as tf
 
 from compat_input._src import tf_internals
+from compat_input._src.state_variables import initial
 
 _ag_ctx = tf_internals.ag_ctx
 
@@ -172,6 +173,20 @@ def shared_flat_map(dataset, key: str, fn: Callable, args=()):
     concrete, inputs, spec = traced
     variant = tf.raw_ops.FlatMapDataset(
         input_dataset=dataset._variant_tensor, other_arguments=inputs, f=concrete, **_typed(spec)
+    )
+    return tf.data.experimental.from_variant(variant, spec)
+
+
+def enumerate_(dataset):
+    """`dataset.enumerate()` in two dataset ops, the range's bounds shared by every pipeline
+    of the graph (tf.data's makes six: its bounds, and a rewrite step we turn off)."""
+    spec = (tf.TensorSpec([], tf.int64), dataset.element_spec)
+    start, stop, step = (initial(v, tf.int64) for v in (0, 2**63 - 1, 1))
+    numbers = tf.raw_ops.RangeDataset(
+        start=start, stop=stop, step=step, output_types=[tf.int64], output_shapes=[[]]
+    )
+    variant = tf.raw_ops.ZipDataset(
+        input_datasets=[numbers, dataset._variant_tensor], **_typed(spec)
     )
     return tf.data.experimental.from_variant(variant, spec)
 
