@@ -81,6 +81,9 @@ def epochs_dataset(
         return _epoch(tensor, handle, check, shuffle, seed, rows, rest)
 
     count = -1 if num_epochs is None else num_epochs
+    if counter is None and empty is None and not shuffle and rows is None:
+        # The same rows each epoch: no function for the pipeline to instantiate.
+        return tracing.unbatch(tf.data.Dataset.from_tensors(tensor).repeat(count))
     epochs = tf.data.Dataset.from_tensors(tf.constant(0)).repeat(count)
     # Without preserve_cardinality (the tf.compat.v1 map's choice): an OutOfRangeError
     # raised by the empty check ends the input.

@@ -196,13 +196,14 @@ class RecentRecords:
     def __init__(self, block: int, with_values: bool = False):
         self._block = block
         with tf1.name_scope("recent_records"):
-            self._keys = _variable(initial("", tf.string, [_BLOCKS, block]), "keys")
+            # One row more than are read: where an empty block is written, unread.
+            self._keys = _variable(initial("", tf.string, [_BLOCKS + 1, block]), "keys")
             self._count = _variable(initial(0, tf.int64), "blocks")
             self.snapshot = (self._count, self._keys)  # Fetched as values.
             # Small records (text lines) are kept too: naming a bad one then reads no file.
             self._values = None
             if with_values:
-                self._values = _variable(initial("", tf.string, [_BLOCKS, block]), "values")
+                self._values = _variable(initial("", tf.string, [_BLOCKS + 1, block]), "values")
                 self.snapshot += (self._values,)
 
     def handles(self) -> list:
@@ -220,15 +221,18 @@ class RecentRecords:
 
     def _log(self, count, variable, keys: tf.Tensor, bump: bool = False) -> tf.Operation:
         keys = keys[-self._block :]
+        # An empty block (the end of a file) is not counted and goes to the unread row:
+        # without a cond, which costs every pipeline a function more.
+        some = tf.cast(tf.size(keys) > 0, tf.int64)
         if bump:
-            one = tf.constant(1, tf.int64)
             with tf.control_dependencies(
-                [tf.raw_ops.AssignAddVariableOp(resource=count, value=one)]
+                [tf.raw_ops.AssignAddVariableOp(resource=count, value=some)]
             ):
                 # Two blocks logged at once may share a row; then one of them is not named.
                 row = (tf.raw_ops.ReadVariableOp(resource=count, dtype=tf.int64) - 1) % _BLOCKS
         else:  # Values go first, into the row their keys go to next.
             row = tf.raw_ops.ReadVariableOp(resource=count, dtype=tf.int64) % _BLOCKS
+        row = tf.where(some > 0, row, _BLOCKS)
         padded = tf.pad(keys, [[0, self._block - tf.size(keys)]], constant_values="")
         return tf.raw_ops.ResourceScatterUpdate(
             resource=variable,

@@ -146,6 +146,8 @@ def _producer_queue(
     # Read variables (ref or resource) once per pipeline start, as a plain tensor.
     value = tf.identity(input_tensor)
     full_shape = tf.TensorShape([None]).concatenate(shape)
+    # Rows of a shape known at build time need no check as they run.
+    known = input_tensor.shape[1:] == shape and input_tensor.shape.is_fully_defined()
     dataset = epochs.epochs_dataset(
         value,
         num_epochs,
@@ -153,7 +155,7 @@ def _producer_queue(
         seed,
         counter,
         empty,
-        rows=lambda epoch: tf.ensure_shape(epoch, full_shape),
+        rows=None if known else (lambda epoch: tf.ensure_shape(epoch, full_shape)),
         rows_key=f"shape{full_shape}",
     )
     queue_name = scope.rstrip("/")
@@ -263,12 +265,15 @@ def string_input_producer(
         raise ValueError(not_null_err)
     with tf1.name_scope(name, "input_producer", [string_tensor]) as scope:
         string_tensor = tf.convert_to_tensor(string_tensor, dtype=tf.string)
-
-        handle = pipeline_lib.state_variable(initial(0, tf.int64), "empty_input").handle
-        message = (
-            f"compat_input: {not_null_err}; '{scope.rstrip('/')}' got an empty tensor, so "
-            "its input ends (legacy closed its queue: OutOfRangeError)."
-        )
+        constant = tf.get_static_value(string_tensor)
+        empty = None
+        if constant is None or constant.size == 0:  # Checked as the input runs.
+            handle = pipeline_lib.state_variable(initial(0, tf.int64), "empty_input").handle
+            message = (
+                f"compat_input: {not_null_err}; '{scope.rstrip('/')}' got an empty tensor, so "
+                "its input ends (legacy closed its queue: OutOfRangeError)."
+            )
+            empty = (handle, tf.constant(message))
 
         queue = _producer_queue(
             string_tensor,
@@ -279,10 +284,9 @@ def string_input_producer(
             capacity,
             f"fraction_of_{capacity}_full",
             scope,
-            empty=(handle, tf.constant(message)),
+            empty=empty,
             shared_name=shared_name,
         )
-        constant = tf.get_static_value(string_tensor)
         if constant is not None:
             queue.source.items = [_file_name(v) for v in constant.ravel()]
         return queue

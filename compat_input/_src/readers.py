@@ -26,6 +26,8 @@ tf1 = tf.compat.v1
 
 # Records are keyed and counted a block at a time.
 BLOCK = 256
+# Bytes read from a file at a time, as tf.data's readers.
+_BUFFER = 256 * 1024
 # Files whose reopening a reader remembers (see `reading`): more than it reads ahead.
 _NOTES = 8
 
@@ -45,6 +47,8 @@ class ReaderBase:
     supports_serialize = False
     # Whether the recent records' values are logged with their keys (small records only).
     _logs_values = False
+    # Whether `_records` counts the end of a work item itself (`bump(..., ended=...)`).
+    _counts_ends = False
 
     def __init__(self, name=None):
         pipeline_lib.check_graph_mode(type(self).__name__)
@@ -116,13 +120,17 @@ class ReaderBase:
         with tf.control_dependencies([self.opened.opened(index, work, opened)]):
             work = tf.identity(work)
 
-        def bump(keys, values=None):
+        def bump(keys, values=None, ended=None):
             # Counted, and logged for error messages (origins.py), a block at a time.
             count = tf.size(keys, out_type=tf.int64)
-            return tf.group(
+            counted = [
                 tf.raw_ops.AssignAddVariableOp(resource=produced, value=count),
                 self.recent.log(tf.reshape(keys, [-1]), values, recent),
-            )
+            ]
+            if ended is not None:  # The empty block after a work item's last one.
+                ended = tf.cast(ended, tf.int64)
+                counted.append(tf.raw_ops.AssignAddVariableOp(resource=completed, value=ended))
+            return tf.group(counted)
 
         def finish(key, value):
             # Reached once the file's records are exhausted; counts it, yields nothing.
@@ -137,8 +145,11 @@ class ReaderBase:
             newest = tf.concat([tf.reshape(key, [1]), noted[: _NOTES - 1]], 0)
             return tf.raw_ops.AssignVariableOp(resource=reading, value=newest)
 
+        records = self._records(work, bump, note)
+        if self._counts_ends:
+            return records
         done = tf.data.Dataset.from_tensors((tf.constant(""), tf.constant(""))).filter(finish)
-        return self._records(work, bump, note).concatenate(done)
+        return records.concatenate(done)
 
     @tracing.without_autograph
     def _source(self, queue, up_to=None) -> pipeline_lib.Source:
@@ -254,6 +265,7 @@ class TextLineReader(ReaderBase):
     _default_name = "TextLineReader"
     _key_kind = "line"
     _logs_values = True
+    _counts_ends = True
 
     def __init__(self, skip_header_lines=None, name=None):
         self._skip = skip_header_lines or 0
@@ -272,11 +284,15 @@ class TextLineReader(ReaderBase):
             # Keys for a whole block at once: a step per line costs tens of microseconds.
             count = tf.size(lines, out_type=tf.int64)
             keys = record_key(work, skip + index * BLOCK + 1 + tf.range(count))
-            with tf.control_dependencies([bump(keys, lines)]):
+            # The file's end is an empty block numbered -1, counted here: one function
+            # for the pipeline to instantiate, not one more for the end.
+            with tf.control_dependencies([bump(keys, lines, ended=index < 0)]):
                 return tf.identity(keys), tf.identity(lines)
 
-        lines = tf.data.TextLineDataset(work).skip(skip).batch(BLOCK)
-        return tracing.unbatch(tracing.enumerate_(lines).map(block))
+        lines = tracing.one_file(tf.raw_ops.TextLineDataset, work, buffer_size=_BUFFER)
+        blocks = tracing.enumerate_(lines.skip(skip).batch(BLOCK))
+        end = tf.data.Dataset.from_tensors((tf.constant(-1, tf.int64), tf.zeros([0], tf.string)))
+        return tracing.unbatch(blocks.concatenate(end).map(block))
 
 
 class TFRecordReader(ReaderBase):

@@ -177,6 +177,17 @@ def shared_flat_map(dataset, key: str, fn: Callable, args=()):
     return tf.data.experimental.from_variant(variant, spec)
 
 
+def one_file(reader_op, path: tf.Tensor, **attrs) -> tf.data.Dataset:
+    """The records of the file `path` as `reader_op` (a raw reader dataset op) reads them.
+
+    tf.data's reader classes take a list of files through a flat_map: one more function
+    for every pipeline to instantiate, for the one file a legacy reader reads at a time.
+    """
+    attrs.setdefault("compression_type", "")
+    variant = reader_op(filenames=path, **attrs)
+    return tf.data.experimental.from_variant(variant, tf.TensorSpec([], tf.string))
+
+
 def enumerate_(dataset):
     """`dataset.enumerate()` in two dataset ops, the range's bounds shared by every pipeline
     of the graph (tf.data's makes six: its bounds, and a rewrite step we turn off)."""
