@@ -46,8 +46,13 @@ def _started_or_starting(dataset, iterator, started, input_started):
     return tf.cond(
         tf.raw_ops.VarIsInitializedOp(resource=input_started),
         lambda: start_ops.start_if_needed_now(dataset, iterator, started),
-        lambda: _started_within_wait(started),
+        # A call of the function the other guards call: its loop is traced once.
+        lambda: _wait(started),
     )
+
+
+def _wait(started) -> tf.Tensor:
+    return tracing.shared_call("started_within_wait", _started_within_wait, [started])
 
 
 def guard(started: tf.Tensor, name: str, deferred=None) -> tf.Operation:
@@ -59,7 +64,7 @@ def guard(started: tf.Tensor, name: str, deferred=None) -> tf.Operation:
     message = f"compat_input pipeline '{name}' was never started in this session: {START_HINT}."
     with tf1.name_scope("check_started"):
         if deferred is None:
-            ready = tracing.shared_call("started_within_wait", _started_within_wait, [started])
+            ready = _wait(started)
         else:
             args = [deferred[0], deferred[1], started, deferred[2]]
             ready = tracing.shared_call("started_or_starting", _started_or_starting, args)
