@@ -28,6 +28,7 @@ import tensorflow as tf
 
 from compat_input._src import checkpoint
 from compat_input._src import device_prefetch
+from compat_input._src import iterators
 from compat_input._src import session_release
 from compat_input._src import start_ops
 from compat_input._src import started_guard
@@ -128,14 +129,14 @@ class Pipeline:
         self.dataset = dataset
         self.element_spec = dataset.element_spec
         self.unsaved_because = source.unsaved_because
-        dataset = dataset.with_options(_OPTIONS)
+        dataset = iterators.with_options(dataset, _OPTIONS)
         saved = options.save_input_position and not self.unsaved_because
         self.device = device_prefetch.target(saved) if source.batches else None
         if self.device:
             dataset = device_prefetch.copy_ahead(dataset, self.device)
             self.unsaved_because = f"batches copied ahead to {self.device}"
         with tf.device(self.device):
-            self.iterator = tf1.data.make_initializable_iterator(dataset)
+            self.iterator = iterators.initializable(dataset)
         # Lives in no collection: initializers, savers and ready_op must not see it.
         self._started = state_variables.StateVariable(
             state_variables.initial(False, tf.bool), "started"

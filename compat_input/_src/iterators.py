@@ -1,0 +1,61 @@
+"""A pipeline's options and initializable iterator, made from their ops alone.
+
+`Dataset.with_options` serializes the options anew for each dataset, and
+`make_initializable_iterator` walks the whole dataset graph to check that it is one graph:
+together about 2 ms per pipeline, 30% of what a tower of a graph with 50 per-tower inputs
+cost to build. The options are serialized once, the walk is left out (our datasets are
+made in the graph of the pipeline), and the iterator is TensorFlow's own v1 `Iterator`
+over the same two ops `make_initializable_iterator` makes.
+"""
+
+import tensorflow as tf
+
+tf1 = tf.compat.v1
+
+# Serialized options by the id of the `tf.data.Options` (module constants, never freed).
+_serialized_options: dict = {}
+
+
+def _serialized(options: tf.data.Options) -> bytes:
+    if id(options) not in _serialized_options:
+        with tf.Graph().as_default():
+            made = tf.data.Dataset.range(0).with_options(options)._variant_tensor.op
+            _serialized_options[id(options)] = made.get_attr("serialized_options")
+    return _serialized_options[id(options)]
+
+
+def _flat(spec) -> dict:
+    flat = tf.nest.flatten(spec)
+    return {"output_types": [s.dtype for s in flat], "output_shapes": [s.shape for s in flat]}
+
+
+def _dense(spec) -> bool:
+    return all(type(s) is tf.TensorSpec for s in tf.nest.flatten(spec))
+
+
+def with_options(dataset: tf.data.Dataset, options: tf.data.Options) -> tf.data.Dataset:
+    spec = dataset.element_spec
+    if not _dense(spec):
+        return dataset.with_options(options)
+    variant = tf.raw_ops.OptionsDataset(
+        input_dataset=dataset._variant_tensor,
+        serialized_options=_serialized(options),
+        **_flat(spec),
+    )
+    return tf.data.experimental.from_variant(variant, spec)
+
+
+def initializable(dataset: tf.data.Dataset):
+    """`tf.compat.v1.data.make_initializable_iterator(dataset)`."""
+    spec = dataset.element_spec
+    if not _dense(spec):
+        return tf1.data.make_initializable_iterator(dataset)
+    resource = tf.raw_ops.IteratorV2(shared_name="", container="", **_flat(spec))
+    initializer = tf.raw_ops.MakeIterator(dataset=dataset._variant_tensor, iterator=resource)
+    return tf1.data.Iterator(
+        resource,
+        initializer,
+        tf1.data.get_output_types(dataset),
+        tf1.data.get_output_shapes(dataset),
+        tf1.data.get_output_classes(dataset),
+    )
