@@ -97,8 +97,12 @@ class FixedLengthRecordReader(readers.ReaderBase):
         return tf.data.Dataset.from_tensor_slices((keys, values))
 
     def _streamed(self, work, bump):
-        records = tf.data.FixedLengthRecordDataset(
-            work, self._record_bytes, self._header, self._footer
+        records = tracing.one_file(
+            tf.raw_ops.FixedLengthRecordDatasetV2,
+            work,
+            header_bytes=tf.constant(self._header or 0, tf.int64),
+            record_bytes=tf.constant(self._record_bytes, tf.int64),
+            footer_bytes=tf.constant(self._footer or 0, tf.int64),
         ).batch(readers.BLOCK)
 
         def block(index, values):

@@ -26,8 +26,6 @@ tf1 = tf.compat.v1
 
 # Records are keyed and counted a block at a time.
 BLOCK = 256
-# Bytes read from a file at a time, as tf.data's readers.
-_BUFFER = 256 * 1024
 # Files whose reopening a reader remembers (see `reading`): more than it reads ahead.
 _NOTES = 8
 
@@ -289,7 +287,7 @@ class TextLineReader(ReaderBase):
             with tf.control_dependencies([bump(keys, lines, ended=index < 0)]):
                 return tf.identity(keys), tf.identity(lines)
 
-        lines = tracing.one_file(tf.raw_ops.TextLineDataset, work, buffer_size=_BUFFER)
+        lines = tracing.one_file(tf.raw_ops.TextLineDataset, work)
         blocks = tracing.enumerate_(lines.skip(skip).batch(BLOCK))
         end = tf.data.Dataset.from_tensors((tf.constant(-1, tf.int64), tf.zeros([0], tf.string)))
         return tracing.unbatch(blocks.concatenate(end).map(block))

@@ -52,7 +52,7 @@ def keyed_records(
 ) -> tf.data.Dataset:
     """`(file:offset key, record)` of the file `work`; `bump(keys)` runs a block at a time,
     `note(key)` before the file is opened again at the end (see ReaderBase._records)."""
-    records = tf.data.TFRecordDataset(work, compression_type=compression)
+    records = tracing.one_file(tf.raw_ops.TFRecordDataset, work, compression_type=compression or "")
     blocks = records.apply(tf.data.experimental.ignore_errors()).batch(block)
     end = tf.data.Dataset.from_tensors(tf.zeros([0], tf.string))
     blocks = blocks.map(lambda b: (False, b)).concatenate(end.map(lambda b: (True, b)))

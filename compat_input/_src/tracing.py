@@ -184,6 +184,8 @@ def one_file(reader_op, path: tf.Tensor, **attrs) -> tf.data.Dataset:
     for every pipeline to instantiate, for the one file a legacy reader reads at a time.
     """
     attrs.setdefault("compression_type", "")
+    # Bytes read at a time: tf.data's readers' default.
+    attrs.setdefault("buffer_size", tf.constant(256 * 1024, tf.int64))
     variant = reader_op(filenames=path, **attrs)
     return tf.data.experimental.from_variant(variant, tf.TensorSpec([], tf.string))
 
