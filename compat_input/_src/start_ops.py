@@ -44,10 +44,6 @@ def start_if_needed_now(dataset, iterator, started):
     )
 
 
-def _pairs(variables: list) -> list:
-    return [v.handle for v in variables] + [v.initial_value for v in variables]
-
-
 def initialize_missing(variables: list, after) -> tf.Operation:
     """Initializes the group `variables` unless it is initialized, after the op `after`.
 
@@ -57,7 +53,8 @@ def initialize_missing(variables: list, after) -> tf.Operation:
     with tf.control_dependencies([after] if after is not None else []):
         if not variables:
             return tf.no_op()
-        return tracing.shared_call("initialize_missing", _initialize_missing, _pairs(variables)).op
+        pairs = [v.handle for v in variables] + [v.initial_value for v in variables]
+        return tracing.shared_call("initialize_missing", _initialize_missing, pairs).op
 
 
 def start_if_needed(iterator, started_handle, after) -> tf.Operation:

@@ -70,7 +70,8 @@ def _spec(value) -> tf.TensorSpec:
     return tf.TensorSpec(value.shape, value.dtype)
 
 
-def _dense(specs) -> bool:
+def dense(specs) -> bool:
+    """Whether every spec of the flat `specs` is a plain TensorSpec."""
     return all(type(s) is tf.TensorSpec for s in specs)
 
 
@@ -84,7 +85,7 @@ def _function(key: str, fn: Callable, element_spec, args: list, dataset_out: boo
     """
     flat = tf.nest.flatten(element_spec)
     arg_specs = [_spec(a) for a in args]
-    if not _dense(flat):
+    if not dense(flat):
         return None
     graph = tf.compat.v1.get_default_graph()
     # Random ops take their seeds from the graph's seed when traced.
@@ -102,7 +103,7 @@ def _function(key: str, fn: Callable, element_spec, args: list, dataset_out: boo
             element = tf.nest.pack_sequence_as(element_spec, inputs[: len(flat)])
             result = fn(element, *inputs[len(flat) :])
             if dataset_out:
-                if not _dense(tf.nest.flatten(result.element_spec)):
+                if not dense(tf.nest.flatten(result.element_spec)):
                     raise _NotDense()
                 out["spec"] = result.element_spec
                 return result._variant_tensor
@@ -129,7 +130,8 @@ def _packed(dataset, parts: tuple):
     return parts if isinstance(dataset.element_spec, tuple) else parts[0]
 
 
-def _typed(spec) -> dict:
+def typed(spec) -> dict:
+    """The `output_types` and `output_shapes` of a raw dataset op making `spec`'s elements."""
     flat = tf.nest.flatten(spec)
     return {"output_types": [s.dtype for s in flat], "output_shapes": [s.shape for s in flat]}
 
@@ -150,7 +152,7 @@ def shared_map(dataset, key, fn: Callable, args=(), parallel=None, preserve_card
         "other_arguments": inputs,
         "f": concrete,
         "preserve_cardinality": preserve_cardinality,
-        **_typed(spec),
+        **typed(spec),
     }
     if parallel.get("num_parallel_calls"):
         deterministic = parallel.get("deterministic")
@@ -172,7 +174,7 @@ def shared_flat_map(dataset, key: str, fn: Callable, args=()):
         return dataset.flat_map(lambda *e: fn(_packed(dataset, e), *args))
     concrete, inputs, spec = traced
     variant = tf.raw_ops.FlatMapDataset(
-        input_dataset=dataset._variant_tensor, other_arguments=inputs, f=concrete, **_typed(spec)
+        input_dataset=dataset._variant_tensor, other_arguments=inputs, f=concrete, **typed(spec)
     )
     return tf.data.experimental.from_variant(variant, spec)
 
@@ -199,7 +201,7 @@ def enumerate_(dataset):
         start=start, stop=stop, step=step, output_types=[tf.int64], output_shapes=[[]]
     )
     variant = tf.raw_ops.ZipDataset(
-        input_datasets=[numbers, dataset._variant_tensor], **_typed(spec)
+        input_datasets=[numbers, dataset._variant_tensor], **typed(spec)
     )
     return tf.data.experimental.from_variant(variant, spec)
 
@@ -207,10 +209,10 @@ def enumerate_(dataset):
 def unbatch(dataset):
     """`dataset.unbatch()` without the identity map it adds, where every part is dense."""
     spec = dataset.element_spec
-    if not _dense(tf.nest.flatten(spec)):
+    if not dense(tf.nest.flatten(spec)):
         return dataset.unbatch()
     unbatched = tf.nest.map_structure(lambda s: tf.TensorSpec(s.shape[1:], s.dtype), spec)
-    variant = tf.raw_ops.UnbatchDataset(input_dataset=dataset._variant_tensor, **_typed(unbatched))
+    variant = tf.raw_ops.UnbatchDataset(input_dataset=dataset._variant_tensor, **typed(unbatched))
     return tf.data.experimental.from_variant(variant, unbatched)
 
 
@@ -221,10 +223,10 @@ def shared_call(key: str, fn: Callable, args) -> list:
     pipelines make several each (start checks, state initialization).
     """
     concrete, inputs, spec = _function(key, lambda _, *a: fn(*a), (), list(args))
-    typed = _typed(spec)
+    attrs = typed(spec)
     outputs = tf.raw_ops.StatefulPartitionedCall(
-        args=inputs, Tout=typed["output_types"], f=concrete
+        args=inputs, Tout=attrs["output_types"], f=concrete
     )
-    for output, shape in zip(outputs, typed["output_shapes"]):
+    for output, shape in zip(outputs, attrs["output_shapes"]):
         output.set_shape(shape)
     return tf.nest.pack_sequence_as(spec, outputs)
