@@ -378,3 +378,49 @@ def test_a_file_deleted_after_the_input_was_built_is_named_by_the_error(tmp_path
     assert compat.error is tf.errors.NotFoundError
     first_line = compat.error_message.splitlines()[0]
     assert first_line == f"compat_input pipeline 'batch' failed reading {gone}:"
+
+
+# -- a bad example after a partial batch: the final partial batch, then its own error -------
+
+
+@hypothesis.settings(max_examples=10, deadline=None, derandomize=True)
+@hypothesis.example(bad=37, batch_size=10, cut=0, alike=False)  # The case.
+@hypothesis.example(bad=40, batch_size=16, cut=35, alike=False)  # A batch over two files.
+@hypothesis.given(
+    bad=st.integers(0, 60),
+    batch_size=st.sampled_from([1, 4, 10, 16]),
+    cut=st.sampled_from([0, 13, 35, 50]),
+    alike=st.booleans(),
+)
+def test_the_examples_before_a_bad_one_come_as_the_final_partial_batch(
+    tmp_path_factory, bad, batch_size, cut, alike
+):
+    tmp = tmp_path_factory.mktemp("partial")
+    # Rows alike: where the failed batch began is told by the count of examples taken.
+    rows = ["7,7\n" if alike else f"{i},{2 * i}\n" for i in range(70)]
+    rows[bad] = "oops\n"
+    files = [write(str(tmp / "a.csv"), "".join(rows[:cut]))] if cut else []
+    files.append(write(str(tmp / "b.csv"), "".join(rows[cut:])))
+    where = f"{files[-1]}:{bad - cut + 1}" if bad >= cut else f"{files[0]}:{bad + 1}"
+
+    def build(api):
+        queue = api.string_input_producer(files, num_epochs=1, shuffle=False)
+        _, line = api.TextLineReader().read(queue)
+        a, b = api.batch(
+            tf1.decode_csv(line, [[0], [0]]), batch_size, allow_smaller_final_batch=True
+        )
+        # A training step: it runs once on each batch, the final partial one too.
+        seen = tf1.Variable(0, name="seen")
+        return [a, b, tf1.assign_add(seen, tf.size(a))]
+
+    legacy = run_scenario(legacy_api(), build)
+    compat = run_scenario(compat_api(), build, install=True)
+    # Legacy: every row before the bad one, the last of them in a smaller batch; then the
+    # input ends, the row's error only in coord.join().
+    assert sum(len(step[0]) for step in legacy.values) == bad
+    assert legacy.error is tf.errors.OutOfRangeError
+    # compat_input: the same batches and steps, then the row's own error, naming it.
+    assert compat.values == legacy.values
+    assert compat.error is tf.errors.InvalidArgumentError
+    first_line = compat.error_message.splitlines()[0]
+    assert first_line == f"compat_input pipeline 'batch' failed on the example read from {where}:"

@@ -2,7 +2,7 @@
 
 Every batcher (`batch`, `shuffle_batch`, their `_join` and `maybe_` variants) is one
 `BatchPlan`, made by `plan()` from the legacy arguments, checked as legacy checked them
-(same errors). The plan names each part of the pipeline: the input lists with their
+(legacy_arguments.py: same errors). The plan names each part of the pipeline: the input lists with their
 captured per-example graphs (example_lists.py), the join strategy (joins.py), the
 `keep_input` filter, the shuffle and the batch. `assemble()` chains one small step per part:
 
@@ -20,12 +20,12 @@ from typing import Optional
 
 import tensorflow as tf
 
-from compat_input._src import capture as capture_lib
 from compat_input._src import data_service
-from compat_input._src import errors
 from compat_input._src import joins
+from compat_input._src import legacy_arguments
 from compat_input._src import origins
 from compat_input._src import pipeline as pipeline_lib
+from compat_input._src import probes
 from compat_input._src import tracing
 from compat_input._src.example_lists import ExampleList
 from compat_input._src.example_lists import capture_list
@@ -62,6 +62,9 @@ class BatchPlan:
     counters: Optional[tuple] = None
     # Examples the program took so far: a located error looks for the bad one from there.
     batched: Any = None
+    # The fingerprint of the last example taken, where a final partial batch can follow a
+    # bad example (`_final_after_error`).
+    last_taken: Any = None
     # The legacy `shared_name` (the batcher's, or a producer's it reads): a service job.
     shared_name: Optional[str] = None
     # The tf.data service its examples are made on, once assembled; None: this process.
@@ -79,85 +82,6 @@ class BatchPlan:
         if not isinstance(self.size, int):
             return self.capacity
         return max(1, min(self.capacity, self.shuffle.min_after_dequeue + self.size))
-
-
-# -- the legacy arguments, checked as legacy checked them -----------------------------------
-
-
-def _convert(values: list) -> list:
-    return [
-        v if isinstance(v, tf.SparseTensor) else tf1.convert_to_tensor_or_indexed_slices(v)
-        for v in values
-    ]
-
-
-def _keep_input(keep_input, enqueue_many: bool):
-    if isinstance(keep_input, bool):
-        return keep_input
-    keep_input = tf.convert_to_tensor(keep_input)
-    if keep_input.shape.ndims is None:
-        raise ValueError("`keep_input` dimensions must be known at graph construction.")
-    if not enqueue_many and keep_input.shape.ndims == 1:
-        raise ValueError("`keep_input` cannot be a vector when `enqueue_many=False`.")
-    if keep_input.shape.ndims > 1:
-        raise ValueError("`keep_input` must be 0 or 1 dimensions.")
-    constant = tf.get_static_value(keep_input)
-    if keep_input.shape.ndims == 0 and constant is not None:
-        return bool(constant)
-    return keep_input
-
-
-def _check_dtypes(lists: list) -> None:
-    all_types = [[t.dtype for t in tl] for tl in lists]
-    for other in all_types[1:]:
-        if other != all_types[0]:
-            raise TypeError(
-                "Expected types to be consistent: "
-                f"{', '.join(x.name for x in all_types[0])} vs. {', '.join(x.name for x in other)}."
-            )
-
-
-def _shapes(lists: list, shapes, enqueue_many: bool, dynamic_pad: bool) -> list:
-    """Per-example shapes, merged across lists, checked as the legacy queues checked them."""
-    if shapes is not None:
-        result = [tf.TensorShape(s) for s in shapes]
-    else:
-        result = []
-        for i in range(len(lists[0])):
-            merged = None
-            for tl in lists:
-                t = tl[i]
-                if isinstance(t, tf.SparseTensor):
-                    merged = tf.TensorShape(None)
-                    break
-                if t.shape.ndims is None:
-                    raise ValueError(f"Cannot infer Tensor's rank: {t}")
-                s = t.shape.with_rank_at_least(1)[1:] if enqueue_many else t.shape
-                merged = s if merged is None else merged.merge_with(s)
-            result.append(merged)
-    dense = [s for s, t in zip(result, lists[0]) if not isinstance(t, tf.SparseTensor)]
-    if not dynamic_pad and not all(s.is_fully_defined() for s in dense):
-        raise ValueError(f"All shapes must be fully defined: {dense}")
-    if dynamic_pad and not all(s.rank is not None for s in dense):
-        raise ValueError(f"All shapes must have a defined rank: {dense}")
-    return result
-
-
-def _batch_size(batch_size, what: str):
-    if isinstance(batch_size, tf.Tensor):
-        static = tf.get_static_value(batch_size)
-        if static is not None:
-            return int(static)
-        try:
-            capture_lib.capture([batch_size], f"{what} batch_size")
-        except errors.CaptureError as e:
-            raise errors.CaptureError(
-                f"{what}: batch_size is fed through a placeholder; a tf.data pipeline fixes its "
-                "batch size when it starts. Use a constant or a variable set before start. "
-                f"({e})"
-            ) from None
-        return tf.cast(batch_size, tf.int64)
-    return int(batch_size)
 
 
 def check_capacity(capacity: int, shuffle: Optional[Shuffle]) -> None:
@@ -186,11 +110,11 @@ def plan(
     shared_name: Optional[str] = None,
 ) -> BatchPlan:
     """The plan of one batcher call; raises legacy's errors for legacy's bad arguments."""
-    flat_lists = [_convert(tl) for tl in flat_lists]
-    keep = _keep_input(keep_input, enqueue_many)
-    _check_dtypes(flat_lists)
-    example_shapes = _shapes(flat_lists, shapes, enqueue_many, dynamic_pad)
-    size = _batch_size(batch_size, what)
+    flat_lists = [legacy_arguments.convert(tl) for tl in flat_lists]
+    keep = legacy_arguments.keep_input(keep_input, enqueue_many)
+    legacy_arguments.check_dtypes(flat_lists)
+    example_shapes = legacy_arguments.shapes(flat_lists, shapes, enqueue_many, dynamic_pad)
+    size = legacy_arguments.batch_size(batch_size, what)
     lists = [capture_list(tl, keep, what, example_shapes, enqueue_many) for tl in flat_lists]
     # Legacy order is one thread's order; parallel calls keep it (deterministic=True), and
     # only where no stateful op could see the difference.
@@ -319,9 +243,13 @@ def _count_taken(plan: BatchPlan):
         size = first.dense_shape[0] if isinstance(first, tf.SparseTensor) else tf.shape(first)[0]
         # After the read: a static size would let the count run even when the read fails.
         with tf.control_dependencies(tf.nest.flatten(batch, expand_composites=True)):
-            return tf.raw_ops.AssignAddVariableOp(
+            counted = tf.raw_ops.AssignAddVariableOp(
                 resource=plan.batched.handle, value=tf.cast(size, tf.int64)
             )
+            if plan.last_taken is None:
+                return counted
+            last = probes.fingerprints([t[-1:] for t in tf.nest.flatten(batch)])[0]
+            return tf.group(counted, plan.last_taken.assign(last))
 
     return count
 
@@ -337,12 +265,39 @@ def _in_read_order(plan: BatchPlan) -> bool:
     )
 
 
+def _final_after_error(plan: BatchPlan) -> bool:
+    """Whether the examples a batch gathered before a bad one can be delivered after it.
+
+    tf.data's batch drops them when its input fails; legacy delivered them as the final
+    partial batch. Where the examples are the records read, in order, dense and of one
+    shape, `sess.run` (located_errors.py) finds them again among the records logged and
+    runs the failed step on them.
+    """
+    sources = plan.lists[0].sources
+    return (
+        plan.allow_smaller_final_batch
+        and _in_read_order(plan)
+        # A reader's log keeps its records in the order read (a producer's items may be
+        # shuffled).
+        and bool(sources)
+        and all(s.reader is not None for s in sources)
+        and isinstance(plan.size, int)
+        and not plan.dynamic_pad
+        and all(
+            isinstance(t, tf.Tensor) and t.shape.is_fully_defined() for t in plan.lists[0].tensors
+        )
+    )
+
+
 def serve(plan: BatchPlan) -> Any:
     """Builds the plan's pipeline; its next batch in the legacy structure and shapes."""
     logs: list = []
     if _in_read_order(plan):
         plan.batched = pipeline_lib.state_variable(initial(0, tf.int64), "batched")
     dataset = assemble(plan, logs)
+    if _final_after_error(plan) and not plan.service:
+        width = 8 * len(plan.lists[0].tensors)  # An 8-byte fingerprint per component.
+        plan.last_taken = pipeline_lib.state_variable(initial(0, tf.uint8, [width]), "last")
     sources = [s for item in plan.lists for s in item.sources]
     source = pipeline_lib.Source(
         name=plan.scope.rstrip("/"),
@@ -366,6 +321,8 @@ def serve(plan: BatchPlan) -> Any:
                     item.examples,
                     item.sources[0],
                     batched=plan.batched,
+                    last_taken=plan.last_taken,
+                    size=plan.size if isinstance(plan.size, int) else 0,
                     # The batch being made when the error came, and one more read ahead.
                     near=2 * plan.size if isinstance(plan.size, int) else 1024,
                     key=item.key(),
@@ -385,6 +342,8 @@ def serve(plan: BatchPlan) -> Any:
     batch = pipeline.get_next(name=plan.scope, after=_count_taken(plan))
     flat = tf.nest.flatten(batch)  # One component: a bare element, not a tuple.
     source.register(tf.nest.flatten(flat, expand_composites=True))
+    if plan.last_taken is not None:
+        source.origins.outputs = flat
     if not plan.allow_smaller_final_batch and isinstance(plan.size, int):
         for t in flat:
             if not isinstance(t, tf.SparseTensor):

@@ -8,6 +8,7 @@ but a try block.
 """
 
 import re
+import weakref
 from typing import Optional
 
 import tensorflow as tf
@@ -44,15 +45,16 @@ def _again(error: tf.errors.OpError, first_line: str) -> Optional[tf.errors.OpEr
     return located
 
 
-def _locate(sess, fetches, error: tf.errors.OpError, run) -> Optional[tf.errors.OpError]:
-    """`error` again, its message starting with the record it came from; None if unknown."""
+def _locate(sess, fetches, error: tf.errors.OpError, run) -> tuple:
+    """`(error again, its message starting with the record it came from, and the pipeline
+    it came from)`; `(None, None)` if unknown."""
     if getattr(error, "_compat_input_located", False):
-        return None
+        return None, None
     never_started = _NEVER_STARTED.search(error.message)
     if never_started:  # The fix first, not after "Graph execution error:" and a stack.
-        return _again(error, never_started.group(0).replace("\\'", "'"))
+        return _again(error, never_started.group(0).replace("\\'", "'")), None
     if not isinstance(error, _LOCATED):
-        return None
+        return None, None
     pipelines = [p for p in iteration.pipelines_behind(fetches) if p.origins is not None]
     named = [
         p
@@ -62,21 +64,57 @@ def _locate(sess, fetches, error: tf.errors.OpError, run) -> Optional[tf.errors.
     if len(pipelines) > 1:
         pipelines = named
     if len(pipelines) != 1:
-        return None
+        return None, None
     pipeline = pipelines[0]
     try:
         where = pipeline.origins.explain(run, sess, error)
     except (tf.errors.OpError, RuntimeError, ValueError):
-        return None  # A closed session, state never initialized: the error stays as it was.
+        return None, None  # A closed session, state never initialized: the error stays.
     if where is None:
-        return None
-    return _again(error, f"compat_input pipeline '{pipeline.name}' {where}:")
+        return None, None
+    return _again(error, f"compat_input pipeline '{pipeline.name}' {where}:"), pipeline
 
 
 def raise_located(sess, fetches, error: tf.errors.OpError) -> None:
-    located = _locate(sess, fetches, error, _TF_RUN)
+    located, _ = _locate(sess, fetches, error, _TF_RUN)
     if located is not None:
         raise located.with_traceback(error.__traceback__) from None
+
+
+# Session -> {pipeline: the located error it raises at its next run}: the error of a bad
+# example whose run was given the final partial batch instead (`_with_final_batch`).
+_pending: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _raise_pending(sess, fetches) -> None:
+    pending = _pending.get(sess)
+    for pipeline in iteration.pipelines_behind(fetches) if pending else ():
+        if pipeline in pending:
+            raise pending.pop(pipeline)
+
+
+def _with_final_batch(sess, fetches, feed_dict, pipeline, rerun) -> Optional[tuple]:
+    """`(result,)` of the failed run made again on the examples its batch had gathered
+    before the bad one, or None.
+
+    Legacy delivered those as the final partial batch (`allow_smaller_final_batch`), then
+    the input ended; tf.data's batch drops them when its input fails. The probe that
+    named the bad example ran them (origins.Suspect.final_batch); their values are fed to
+    the batcher's outputs, so the program's step runs once on them, as it did on legacy.
+    Only for a run that reads this pipeline alone: another pipeline would be read twice.
+    """
+    origins = pipeline.origins
+    if origins.outputs is None or iteration.pipelines_behind(fetches) != [pipeline]:
+        return None
+    try:
+        columns = origins.final_batch(_TF_RUN, sess)
+        if columns is None:
+            return None
+        feeds = dict(feed_dict or {})
+        feeds.update(zip(origins.outputs, columns))
+        return (rerun(feeds),)
+    except (tf.errors.OpError, RuntimeError, ValueError):
+        return None
 
 
 # TensorFlow's own `run`, for the probes: they must not be located themselves.
@@ -91,11 +129,26 @@ def locating_run(original):
     """
 
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
+        _raise_pending(self, fetches)
         try:
             return original(self, fetches, feed_dict, options, run_metadata)
         except tf.errors.OpError as error:
-            raise_located(self, fetches, error)
-            raise
+            located, pipeline = _locate(self, fetches, error, _TF_RUN)
+            if located is None:
+                raise
+            final = None
+            if pipeline is not None:
+                final = _with_final_batch(
+                    self,
+                    fetches,
+                    feed_dict,
+                    pipeline,
+                    lambda feeds: original(self, fetches, feeds, options, run_metadata),
+                )
+            if final is None:
+                raise located.with_traceback(error.__traceback__) from None
+            _pending.setdefault(self, {})[pipeline] = located
+            return final[0]
 
     run.__doc__ = original.__doc__
     run.__wrapped__ = original

@@ -5,15 +5,18 @@ error inside a map function, and a stateful op per example would cost microsecon
 every example. So the hot path logs a block at a time, and the work happens after an
 error reaches `sess.run`: it is raised again, same type, with the record named first.
 
-- `RecentRecords`: each reader logs the keys (text: and lines) of its last blocks of
-  records, one op per block of 256. After an error in the per-example graph, those
-  records (read again where not logged) run through that graph (a `Probe`), those after
-  the examples the program took first: the oldest that fails is the bad record, named by
-  its legacy key (`file:line`, byte offset, record index). A producer's Python-valued
-  work items (file names) are probed the same way.
-- `OpenedFiles`: the last files each reader opened, for errors raised while reading
-  (a corrupted TFRecord is named from its reader's note, tfrecords.py; others, such as a
-  truncated GZIP stream, by reading the recent files again until one fails the same way).
+- Each reader logs its recent records and the files it opened (reader_logs.py). After an
+  error in the per-example graph, those records (read again where not logged) run
+  through that graph (a `Probe`), those after the examples the program took first: the
+  oldest that fails is the bad record, named by its legacy key (`file:line`, byte
+  offset, record index). A producer's Python-valued work items (file names) are probed
+  the same way. An error raised while reading is named from the reader's note of the
+  file it opened again (a corrupted TFRecord, tfrecords.py), or by reading the recent
+  files again until one fails the same way.
+- The final partial batch: with `allow_smaller_final_batch`, legacy delivered the
+  examples read before a bad one that did not fill a batch; tf.data's batch drops them.
+  The probe ran them, so `Suspect.final_batch` gives them back (located_errors.py feeds
+  them to the failed step).
 - `ExampleLog`: only under `bad_records="skip"`, where the map already runs one example
   at a time: a ring of the examples in flight, so that an example that entered and did
   not leave before the next one entered is known skipped; the first is kept for
@@ -29,6 +32,7 @@ import numpy as np
 import tensorflow as tf
 
 from compat_input._src import pipeline as pipeline_lib
+from compat_input._src import reader_logs
 from compat_input._src.probes import Probe
 from compat_input._src.state_variables import initial
 
@@ -36,9 +40,6 @@ tf1 = tf.compat.v1
 
 # Examples in flight under "skip" (one at a time): far fewer than this.
 _RING = 64
-# Files and blocks of records kept: more than a pipeline reads ahead of the program.
-_FILES = 16
-_BLOCKS = 16
 
 _COUNTED = " (counted from 0 since the pipeline started)"
 
@@ -140,132 +141,6 @@ class ExampleLog:
         return describe(stuck[0][1], self.kind, stuck[0][0]) if stuck else None
 
 
-class OpenedFiles:
-    """The last work items a reader opened, to find the file a reading error came from.
-
-    Reading goes on ahead of the program after an error, so the file being read when
-    the error reaches Python may be a later one: the recent files are read again, most
-    recent first, until one fails the same way.
-    """
-
-    def __init__(self, replay):
-        self._replay = replay  # path -> the OpError reading it raises, or None
-        with tf1.name_scope("opened_files"):
-            self._names = _variable(initial("", tf.string, [_FILES]), "names")
-            self._order = _variable(initial(-1, tf.int64, [_FILES]), "order")
-            self.snapshot = (self._order, self._names)  # Fetched as values.
-
-    def handles(self) -> list:
-        """What `opened` writes: passed to a function traced once for every reader."""
-        return [self._names.handle, self._order.handle]
-
-    def opened(self, index: tf.Tensor, work: tf.Tensor, handles=None) -> tf.Operation:
-        names, order = handles or self.handles()
-        slot = index % _FILES
-        return tf.group(
-            tf.raw_ops.ResourceScatterUpdate(resource=names, indices=slot, updates=work),
-            tf.raw_ops.ResourceScatterUpdate(resource=order, indices=slot, updates=index),
-        )
-
-    def culprit(self, values, error: tf.errors.OpError) -> Optional[str]:
-        order, names = values
-        recent = sorted(
-            ((int(i), n.decode("utf-8", "replace")) for i, n in zip(order, names) if i >= 0),
-            reverse=True,
-        )
-        for _, path in recent:
-            again = self._replay(path)
-            if type(again) is type(error) and _same_failure(again.message, error.message):
-                return path
-        return None
-
-
-def _same_failure(replayed: str, original: str) -> bool:
-    """Whether the replayed error's own words appear in the original message."""
-    for line in replayed.splitlines():
-        line = line.strip()
-        if len(line) > 10 and not line.startswith("[[") and not line.endswith(":"):
-            if line in original:
-                return True
-    return False
-
-
-class RecentRecords:
-    """The keys of the last records a reader produced, logged a block at a time."""
-
-    def __init__(self, block: int, with_values: bool = False):
-        self._block = block
-        with tf1.name_scope("recent_records"):
-            # One row more than are read: where an empty block is written, unread.
-            self._keys = _variable(initial("", tf.string, [_BLOCKS + 1, block]), "keys")
-            self._count = _variable(initial(0, tf.int64), "blocks")
-            self.snapshot = (self._count, self._keys)  # Fetched as values.
-            # Small records (text lines) are kept too: naming a bad one then reads no file.
-            self._values = None
-            if with_values:
-                self._values = _variable(initial("", tf.string, [_BLOCKS + 1, block]), "values")
-                self.snapshot += (self._values,)
-
-    def handles(self) -> list:
-        """What `log` writes: passed to a function traced once for every reader."""
-        logs = [self._count.handle, self._keys.handle]
-        return logs + ([self._values.handle] if self._values is not None else [])
-
-    def log(self, keys: tf.Tensor, values=None, handles=None) -> tf.Operation:
-        """Logs up to `block` keys; a longer vector (a whole file at once) logs its last ones."""
-        count, logged_keys, *logged_values = handles or self.handles()
-        if logged_values and values is not None:
-            with tf.control_dependencies([self._log(count, logged_values[0], values)]):
-                keys = tf.identity(keys)
-        return self._log(count, logged_keys, keys, bump=True)
-
-    def _log(self, count, variable, keys: tf.Tensor, bump: bool = False) -> tf.Operation:
-        keys = keys[-self._block :]
-        # An empty block (the end of a file) is not counted and goes to the unread row:
-        # without a cond, which costs every pipeline a function more.
-        some = tf.cast(tf.size(keys) > 0, tf.int64)
-        if bump:
-            with tf.control_dependencies(
-                [tf.raw_ops.AssignAddVariableOp(resource=count, value=some)]
-            ):
-                # Two blocks logged at once may share a row; then one of them is not named.
-                row = (tf.raw_ops.ReadVariableOp(resource=count, dtype=tf.int64) - 1) % _BLOCKS
-        else:  # Values go first, into the row their keys go to next.
-            row = tf.raw_ops.ReadVariableOp(resource=count, dtype=tf.int64) % _BLOCKS
-        row = tf.where(some > 0, row, _BLOCKS)
-        padded = tf.pad(keys, [[0, self._block - tf.size(keys)]], constant_values="")
-        return tf.raw_ops.ResourceScatterUpdate(
-            resource=variable,
-            indices=tf.reshape(row, [1]),
-            updates=tf.reshape(padded, [1, self._block]),
-        )
-
-    def records(self, values) -> tuple:
-        """`(keys(values), {key: value})`, or `(keys, None)` where values are not logged."""
-        logged = self.keys(values[:2])
-        if self._values is None:
-            return logged, None
-        count, rows = int(values[0]), values[2]
-        found = {
-            key.decode("utf-8", "replace"): value
-            for number in range(max(0, count - _BLOCKS), count)
-            for key, value in zip(values[1][number % _BLOCKS], rows[number % _BLOCKS])
-            if key
-        }
-        return logged, found
-
-    def keys(self, values) -> list:
-        """`(position, key)` of the logged records, oldest first; positions never repeat."""
-        count, rows = values
-        count = int(count)
-        return [
-            (number * self._block + i, key.decode("utf-8", "replace"))
-            for number in range(max(0, count - _BLOCKS), count)
-            for i, key in enumerate(rows[number % _BLOCKS])
-            if key
-        ]
-
-
 @dataclasses.dataclass
 class Suspect:
     """One input list of a batcher: its per-example graph and the source it reads."""
@@ -283,6 +158,16 @@ class Suspect:
     passed: set = dataclasses.field(default_factory=set)
     # The read of `batched`, made with the probe.
     taken: Any = None
+    # Where the batcher keeps its last example's fingerprint (batch_plan.py), and its batch
+    # size: the examples a failed batch gathered before the bad one are then found again.
+    last_taken: Any = None
+    size: int = 0
+    # Of the last search: positions in read order, the one that failed, and the
+    # fingerprints and values of those probed near the examples taken.
+    order: list = dataclasses.field(default_factory=list)
+    failed: Optional[int] = None
+    start: int = 0  # Examples taken, as counted then.
+    probed: dict = dataclasses.field(default_factory=dict)
 
     def candidates(self, run, sess, taken=None) -> tuple:
         """`(positions, origins, columns)` of the recent source elements, oldest first, or
@@ -326,6 +211,8 @@ class Suspect:
                 specs = tf.nest.flatten(self.source.dataset.element_spec)
                 self.probe = Probe(self.examples, specs, self.key)
                 self.taken = None if self.batched is None else self.batched.read_value()
+                if self.last_taken is not None:
+                    self.last_taken.value()
                 if self.source.reader is not None:  # Its reads made now, with the others.
                     for variable in self.source.reader.recent.snapshot:
                         variable.value()
@@ -338,26 +225,66 @@ class Suspect:
         if found is None:
             return None
         positions, origins, columns = found
-        start = int(taken) if taken is not None else 0
+        self.order, self.failed, self.probed = positions, None, {}
+        start = self.start = int(taken) if taken is not None else 0
         # First those just after what the program took (each probe run costs a function
         # instantiation, so they go in one run), then the others.
         fresh = [i for i, p in enumerate(positions) if p not in self.passed]
         # The batch being made first (each example probed costs its per-example graph, a
         # py_func's Python too), then the rest of the window, then the others.
-        first = [i for i in fresh if start <= positions[i] < start + self.near // 2]
+        # With the last example taken, whose fingerprint marks where the batch began.
+        low = start - (self.last_taken is not None)
+        first = [i for i in fresh if low <= positions[i] < start + self.near // 2]
         near = [i for i in fresh if start + self.near // 2 <= positions[i] < start + self.near]
-        rest = [i for i in fresh if not start <= positions[i] < start + self.near]
-        for indices in (first, near, rest):
+        rest = [i for i in fresh if not low <= positions[i] < start + self.near]
+        for indices, keep in ((first, True), (near, True), (rest, False)):
             if not indices:
                 continue
-            failing = set(self.probe.failing(run, sess, [c[indices] for c in columns]))
+            keep = keep and self.last_taken is not None
+            failing = self.probe.failing(run, sess, [c[indices] for c in columns], keep)
+            if keep:
+                failing, probed = failing
+                self.probed.update((positions[indices[n]], v) for n, v in probed.items())
+            failing = set(failing)
             for n, index in enumerate(indices):
                 if n not in failing:
                     self.passed.add(positions[index])
                 elif (id(self.source), positions[index]) not in reported:
                     reported.add((id(self.source), positions[index]))
+                    self.failed = positions[index]
                     return describe(origins[index], self.source.key_kind, index)
         return None
+
+    def final_batch(self, run, sess) -> Optional[list]:
+        """The examples the failed batch had gathered before the bad one, as columns (the
+        final partial batch legacy delivered); None unless they are known for certain.
+
+        They are the records read after the last example taken (found by its
+        fingerprint) and before the bad one, each probed once already.
+        """
+        if self.last_taken is None or self.failed is None or not self.probed:
+            return None
+        at = self.order.index(self.failed)
+        last = run(sess, self.last_taken.value()).tobytes()
+        starts = [
+            a + 1
+            for a in range(max(0, at - self.size), at)
+            if self.probed.get(self.order[a], (None,))[0] == last
+        ]
+        if not any(last) and self.order[0] == 0 and at < self.size:
+            starts.append(0)  # Nothing taken yet: the batch began with the first record.
+        if len(starts) > 1:  # Examples alike: the batch began after the examples taken.
+            starts = [i for i in starts if self.order[i] == self.start]
+        if len(starts) != 1:
+            return None
+        # Read in order since the last taken, each probed.
+        gathered = self.order[starts[0] : at]
+        if not gathered or gathered != list(range(gathered[0], gathered[0] + len(gathered))):
+            return None
+        if gathered[-1] + 1 != self.failed or any(p not in self.probed for p in gathered):
+            return None
+        examples = [self.probed[p][1] for p in gathered]
+        return [np.stack(column) for column in zip(*examples)]
 
 
 @dataclasses.dataclass
@@ -370,6 +297,15 @@ class Origins:
     # Records named in earlier errors: a program that catches an error and goes on gets
     # the next bad record named next.
     reported: set = dataclasses.field(default_factory=set)
+    # The batcher's output tensors, where a final partial batch can be delivered after a
+    # bad example (batch_plan.py): values fed to them stand for the lost batch.
+    outputs: Optional[list] = None
+
+    def final_batch(self, run, sess) -> Optional[list]:
+        """Values for `outputs`: the examples before the bad one that its batch lost."""
+        if self.outputs is None or len(self.suspects) != 1:
+            return None
+        return self.suspects[0].final_batch(run, sess)
 
     def explain(self, run, sess, error: tf.errors.OpError) -> Optional[str]:
         # Errors inside the per-example graph come from ops under this name scope; others
@@ -388,7 +324,9 @@ class Origins:
             for key in keys:
                 key = key.decode("utf-8", "replace")
                 again = reader.check_at(key) if key else None
-                if type(again) is type(error) and _same_failure(again.message, error.message):
+                if type(again) is type(error) and reader_logs.same_failure(
+                    again.message, error.message
+                ):
                     return f"failed reading {describe(key, reader._key_kind, 0)}"
         for reader in self.readers:
             path = reader.opened.culprit(run(sess, reader.opened.snapshot), error)

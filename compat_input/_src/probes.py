@@ -18,11 +18,24 @@ _PROBE_OPTIONS.autotune.enabled = False
 _PROBE_OPTIONS.experimental_optimization.apply_default_optimizations = False
 
 
+def fingerprints(examples) -> tf.Tensor:
+    """One fingerprint per example of a batch (dense components), `[n, 8 * components]`.
+
+    A batcher keeps its last example's (batch_plan.py) and a probe computes every
+    example's, so that the examples a failed batch had gathered can be found among the
+    records read (origins.Suspect.final_batch).
+    """
+    parts = [tf.fingerprint(tf.reshape(c, [tf.shape(c)[0], -1])) for c in examples]
+    return tf.concat(parts, axis=1)
+
+
 class Probe:
     """Runs one list's per-example graph on given source elements, one at a time.
 
     Made at the first error, in the program's graph (its variables and tables are the
-    ones the examples need) and run in the session that raised it.
+    ones the examples need) and run in the session that raised it. Where the examples
+    are dense and of one shape, a run also returns each passing example's fingerprint and
+    value, for the final partial batch (origins.Suspect.final_batch).
     """
 
     @tracing.without_autograph
@@ -39,25 +52,54 @@ class Probe:
             # nothing to trace for it now. An element that fails fails its pair, and the
             # pairs stay in step, so the ordinals that come out are those that passed.
             outputs = tracing.shared_map(elements, key, examples)
-            ordinals = (
-                tf.data.Dataset.zip((tf.data.Dataset.range(_WHOLE), outputs))
-                .apply(tf.data.experimental.ignore_errors())
-                .map(lambda ordinal, example: ordinal)
+            flat = tf.nest.flatten(outputs.element_spec, expand_composites=True)
+            self.has_values = all(
+                isinstance(s, tf.TensorSpec) and s.shape.is_fully_defined() for s in flat
             )
-            # Every ordinal that passed, as one vector (an empty one if none did), made and
-            # read in one run: each run of a new signature costs the session an executor,
-            # and an initializable iterator took three runs.
-            nothing = tf.data.Dataset.from_tensors(tf.zeros([0], tf.int64))
-            dataset = (
-                ordinals.batch(_WHOLE)
-                .concatenate(nothing)
-                .take(1)
-                # As every pipeline: no graph rewrites (pipeline.py).
-                .with_options(_PROBE_OPTIONS)
+            passed = tf.data.Dataset.zip((tf.data.Dataset.range(_WHOLE), outputs)).apply(
+                tf.data.experimental.ignore_errors()
             )
-            self._passed = tf.data.experimental.get_single_element(dataset)
+            self._passed = self._all(passed.map(lambda ordinal, example: ordinal))
+            self._with_values = None
+            if self.has_values:
+                with_values = passed.map(
+                    lambda ordinal, example: (ordinal, tuple(tf.nest.flatten(example)))
+                )
+                self._with_values = self._all(with_values, fingerprinted=True)
 
-    def failing(self, run, sess, columns: list) -> list:
-        """Indices of the elements (given as columns) whose per-example graph fails."""
-        passed = set(run(sess, self._passed, dict(zip(self._feeds, columns))).tolist())
-        return [i for i in range(len(columns[0])) if i not in passed]
+    @staticmethod
+    def _all(dataset: tf.data.Dataset, fingerprinted: bool = False):
+        # Every element that passed, as one batch (an empty one if none did), made and
+        # read in one run: each run of a new signature costs the session an executor,
+        # and an initializable iterator took three runs.
+        batches = dataset.batch(_WHOLE)
+        if fingerprinted:
+            batches = batches.map(lambda ordinals, ex: (ordinals, fingerprints(ex), ex))
+        empty = tf.nest.map_structure(  # An empty batch of the same structure.
+            lambda s: tf.zeros([0] + s.shape[1:].as_list(), s.dtype), batches.element_spec
+        )
+        dataset = (
+            batches.concatenate(tf.data.Dataset.from_tensors(empty))
+            .take(1)
+            # As every pipeline: no graph rewrites (pipeline.py).
+            .with_options(_PROBE_OPTIONS)
+        )
+        return tf.data.experimental.get_single_element(dataset)
+
+    def failing(self, run, sess, columns: list, values: bool = False):
+        """Indices of the elements (given as columns) whose per-example graph fails.
+
+        With `values` (where `has_values`), also `{index: (fingerprint, example)}` of those
+        that pass, each example a list of its components' values.
+        """
+        feeds = dict(zip(self._feeds, columns))
+        if values and self.has_values:
+            ordinals, prints, examples = run(sess, self._with_values, feeds)
+            passed = {
+                int(o): (prints[n].tobytes(), [c[n] for c in examples])
+                for n, o in enumerate(ordinals)
+            }
+        else:
+            passed = dict.fromkeys(run(sess, self._passed, feeds).tolist())
+        failed = [i for i in range(len(columns[0])) if i not in passed]
+        return (failed, passed) if values else failed

@@ -15,6 +15,7 @@ from compat_input._src import input_files
 from compat_input._src import origins
 from compat_input._src import pipeline as pipeline_lib
 from compat_input._src import producers
+from compat_input._src import reader_logs
 from compat_input._src import rereading
 from compat_input._src import tfrecords
 from compat_input._src import tracing
@@ -66,8 +67,10 @@ class ReaderBase:
             self.unusable: list = []
             skipping = options.bad_records == "skip"
             self.skipped_files = input_files.gone_log() if skipping else None
-            self.opened = origins.OpenedFiles(lambda path: rereading.replay(self._records, path))
-            self.recent = origins.RecentRecords(BLOCK, with_values=self._logs_values)
+            self.opened = reader_logs.OpenedFiles(
+                lambda path: rereading.replay(self._records, path)
+            )
+            self.recent = reader_logs.RecentRecords(BLOCK, with_values=self._logs_values)
 
     # -- what subclasses define -------------------------------------------------------------
 
