@@ -162,10 +162,10 @@ class Suspect:
     # size: the examples a failed batch gathered before the bad one are then found again.
     last_taken: Any = None
     size: int = 0
-    # Of the last search: positions in read order, the one that failed, and the
+    # Of the last search: positions in read order, where the failure came, and the
     # fingerprints and values of those probed near the examples taken.
     order: list = dataclasses.field(default_factory=list)
-    failed: Optional[int] = None
+    at: Optional[int] = None  # In `order`: the first record after those gathered.
     start: int = 0  # Examples taken, as counted then.
     probed: dict = dataclasses.field(default_factory=dict)
 
@@ -198,12 +198,7 @@ class Suspect:
         columns = [np.array(keys, object), np.array([values[k] for k in keys], object)]
         return [p for p, _ in logged], keys, columns
 
-    def first_failing(self, run, sess, reported: set, read: dict) -> Optional[str]:
-        """The oldest recent element that fails and was not named in an earlier error.
-
-        `read` holds the candidates already read for a source, by its id: lists that
-        share one stream (a `_join`) read its records again only once.
-        """
+    def _make_probe(self, sess) -> None:
         if self.probe is None:
             # Every op it needs made before the first run: each run after a graph change
             # sends the grown graph to the session again.
@@ -216,6 +211,14 @@ class Suspect:
                 if self.source.reader is not None:  # Its reads made now, with the others.
                     for variable in self.source.reader.recent.snapshot:
                         variable.value()
+
+    def first_failing(self, run, sess, reported: set, read: dict) -> Optional[str]:
+        """The oldest recent element that fails and was not named in an earlier error.
+
+        `read` holds the candidates already read for a source, by its id: lists that
+        share one stream (a `_join`) read its records again only once.
+        """
+        self._make_probe(sess)
         key = id(self.source)
         if key in read:
             taken = run(sess, self.taken) if self.taken is not None else None
@@ -225,7 +228,7 @@ class Suspect:
         if found is None:
             return None
         positions, origins, columns = found
-        self.order, self.failed, self.probed = positions, None, {}
+        self.order, self.at, self.probed = positions, None, {}
         start = self.start = int(taken) if taken is not None else 0
         # First those just after what the program took (each probe run costs a function
         # instantiation, so they go in one run), then the others.
@@ -251,20 +254,51 @@ class Suspect:
                     self.passed.add(positions[index])
                 elif (id(self.source), positions[index]) not in reported:
                     reported.add((id(self.source), positions[index]))
-                    self.failed = positions[index]
+                    self.at = index
                     return describe(origins[index], self.source.key_kind, index)
         return None
 
+    def damaged(self, run, sess, key: str) -> None:
+        """Probes the records read before the damage a reader noted at `key` (`file:offset`),
+        for `final_batch`: the last of them is the last of that file read before its
+        offset, after the examples taken."""
+        self._make_probe(sess)
+        found, taken = self.candidates(run, sess, self.taken)
+        if found is None or not self.probe.has_values:
+            return
+        positions, origins, columns = found
+        self.order, self.at, self.probed = positions, None, {}
+        self.start = int(taken) if taken is not None else 0
+        path, _, offset = key.rpartition(":")
+
+        def before(i):  # Of that file, before the damage: (read order, offset), or None.
+            file, _, at = origins[i].rpartition(":") if i < len(origins) else ("", "", "")
+            return int(at) if file == path and int(at) < int(offset) else None
+
+        ends = [
+            i + 1
+            for i in range(len(origins))
+            if before(i) is not None
+            and (before(i + 1) is None or before(i + 1) <= before(i))
+            and positions[i] >= self.start - 1
+        ]
+        if not ends:
+            return
+        self.at = ends[0]
+        window = list(range(max(0, self.at - self.size - 1), self.at))
+        _, probed = self.probe.failing(run, sess, [c[window] for c in columns], True)
+        self.probed = {positions[window[n]]: v for n, v in probed.items()}
+
     def final_batch(self, run, sess) -> Optional[list]:
-        """The examples the failed batch had gathered before the bad one, as columns (the
-        final partial batch legacy delivered); None unless they are known for certain.
+        """The examples the failed batch had gathered before the bad one (or the damage), as
+        columns: the final partial batch legacy delivered; None unless known for certain.
 
         They are the records read after the last example taken (found by its
         fingerprint) and before the bad one, each probed once already.
         """
-        if self.last_taken is None or self.failed is None or not self.probed:
+        if self.last_taken is None or self.at is None or not self.probed:
             return None
-        at = self.order.index(self.failed)
+        at = self.at
         last = run(sess, self.last_taken.value()).tobytes()
         starts = [
             a + 1
@@ -281,7 +315,7 @@ class Suspect:
         gathered = self.order[starts[0] : at]
         if not gathered or gathered != list(range(gathered[0], gathered[0] + len(gathered))):
             return None
-        if gathered[-1] + 1 != self.failed or any(p not in self.probed for p in gathered):
+        if any(p not in self.probed for p in gathered):
             return None
         examples = [self.probed[p][1] for p in gathered]
         return [np.stack(column) for column in zip(*examples)]
@@ -301,13 +335,22 @@ class Origins:
     # bad example (batch_plan.py): values fed to them stand for the lost batch.
     outputs: Optional[list] = None
 
+    # The key (`file:offset`) of the damage the last error came from, if it did.
+    damage: Optional[str] = None
+
     def final_batch(self, run, sess) -> Optional[list]:
-        """Values for `outputs`: the examples before the bad one that its batch lost."""
+        """Values for `outputs`: the examples before the bad one (or the damage) that the
+        failed batch lost."""
         if self.outputs is None or len(self.suspects) != 1:
             return None
+        if self.damage is not None:
+            self.suspects[0].damaged(run, sess, self.damage)
         return self.suspects[0].final_batch(run, sess)
 
     def explain(self, run, sess, error: tf.errors.OpError) -> Optional[str]:
+        self.damage = None
+        for suspect in self.suspects:
+            suspect.at = None
         # Errors inside the per-example graph come from ops under this name scope; others
         # (a corrupted file) come from the reading, where no example exists yet.
         if EXAMPLE_SCOPE in error.message:
@@ -327,6 +370,7 @@ class Origins:
                 if type(again) is type(error) and reader_logs.same_failure(
                     again.message, error.message
                 ):
+                    self.damage = key
                     return f"failed reading {describe(key, reader._key_kind, 0)}"
         for reader in self.readers:
             path = reader.opened.culprit(run(sess, reader.opened.snapshot), error)

@@ -18,15 +18,30 @@ def _read_alone(records: Callable, path: str, take) -> Optional[tf.errors.OpErro
     values)`; returns the error reading it raised, or None when it read to the end."""
     with tf.Graph().as_default():
         dataset = records(tf.constant(path), lambda keys, values=None, ended=None: tf.no_op())
-        element = tf.compat.v1.data.make_one_shot_iterator(dataset.batch(_BLOCK)).get_next()
+        blocks = tf.compat.v1.data.make_one_shot_iterator(dataset.batch(_BLOCK)).get_next()
+        read = tf.compat.v1.placeholder(tf.int64, [])
+        one = tf.compat.v1.data.make_initializable_iterator(dataset.skip(read))
         with tf.compat.v1.Session() as sess:
+            done = 0
             try:
                 while True:
-                    take(*sess.run(element))
+                    keys, values = sess.run(blocks)
+                    take(keys, values)
+                    done += len(keys)
             except tf.errors.OutOfRangeError:
                 return None
             except tf.errors.OpError as error:
-                return error
+                failed = error
+            # A batch that fails loses what it gathered: the records of the block the
+            # error cut short, one at a time.
+            sess.run(one.initializer, {read: done})
+            record = one.get_next()
+            try:
+                while True:
+                    key, value = sess.run(record)
+                    take([key], [value])
+            except tf.errors.OpError:
+                return failed
 
 
 def replay(records: Callable, path: str) -> Optional[tf.errors.OpError]:
