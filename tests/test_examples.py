@@ -147,15 +147,23 @@ def test_run_says_which_package_a_program_of_tf1_layers_needs(tmp_path):
     assert "compat-input[keras2]" in hint and "TF_USE_LEGACY_KERAS=1" in hint
 
 
-def test_run_serves_a_program_that_imports_tensorflow_compat_v1_itself(tmp_path):
+@pytest.mark.parametrize(
+    "header",
+    [
+        "import tensorflow.compat.v1 as tf\n",
+        # tf_upgrade_v2's spelling, `tf.compat.v1.TextLineReader`: where `compat-input run`
+        # makes `import tensorflow` the v1 module, that is v1.compat.v1, a module of its own.
+        "import tensorflow as tf2\ntf = tf2.compat.v1\n",
+    ],
+)
+def test_run_serves_a_program_that_imports_tensorflow_compat_v1_itself(tmp_path, header):
     # Imported after install(), `tensorflow.compat.v1` was loaded again, unpatched: the
     # program got TensorFlow's reader and failed on compat_input's producer.
     rows = tmp_path / "rows.csv"
     rows.write_text("".join(f"{i},{i % 2}\n" for i in range(12)))
     script = tmp_path / "half_migrated.py"
     script.write_text(
-        "import tensorflow.compat.v1 as tf\n"
-        "tf.disable_v2_behavior()\n"
+        header + "tf.disable_v2_behavior()\n"
         f"queue = tf.train.string_input_producer([{str(rows)!r}], num_epochs=1, shuffle=False)\n"
         "_, line = tf.TextLineReader().read(queue)\n"
         "a, b = tf.decode_csv(line, [[0], [0]])\n"

@@ -113,6 +113,15 @@ PATCHES = tuple(
     for path, names in SERVED
     for name in names
 ) + (
+    # `tf.compat.v1.compat.v1` is a module of its own (its submodules are shared): where
+    # `compat-input run` gives a script's `import tensorflow` the v1 module, the reader it
+    # spelled `tf.compat.v1.TFRecordReader` (tf_upgrade_v2's spelling) was TensorFlow's.
+    *(
+        Patch(_tf1_module("compat.v1"), name, _served(name), "serve the legacy name")
+        for path, names in SERVED
+        if path == ""
+        for name in names
+    ),
     Patch(
         lambda: session_lib.BaseSession,
         "run",
