@@ -25,8 +25,8 @@ def fingerprints(examples) -> tf.Tensor:
     example's, so that the examples a failed batch had gathered can be found among the
     records read (origins.Suspect.final_batch).
     """
-    parts = [tf.fingerprint(tf.reshape(c, [tf.shape(c)[0], -1])) for c in examples]
-    return tf.concat(parts, axis=1)
+    parts = [tf.fingerprint(c) for c in examples]  # Each example's bytes, whatever its shape.
+    return parts[0] if len(parts) == 1 else tf.concat(parts, axis=1)
 
 
 class Probe:
