@@ -204,7 +204,7 @@ class Suspect:
             # sends the grown graph to the session again.
             with sess.graph.as_default():
                 specs = tf.nest.flatten(self.source.dataset.element_spec)
-                self.probe = Probe(self.examples, specs, self.key)
+                self.probe = Probe(self.examples, specs, self.key, self.last_taken is not None)
                 self.taken = None if self.batched is None else self.batched.read_value()
                 if self.last_taken is not None:
                     self.last_taken.value()

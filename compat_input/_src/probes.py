@@ -34,12 +34,13 @@ class Probe:
 
     Made at the first error, in the program's graph (its variables and tables are the
     ones the examples need) and run in the session that raised it. Where the examples
-    are dense and of one shape, a run also returns each passing example's fingerprint and
-    value, for the final partial batch (origins.Suspect.final_batch).
+    are dense and of one shape, and `values` asks for them, a run also returns each passing
+    example's fingerprint and value, for the final partial batch
+    (origins.Suspect.final_batch).
     """
 
     @tracing.without_autograph
-    def __init__(self, examples, specs: list, key=None):
+    def __init__(self, examples, specs: list, key=None, values: bool = False):
         # Made at the root of the graph, finalized or not (no public way to add the probe
         # after finalize()).
         with tf_internals.at_root(tf1.get_default_graph()), tf1.name_scope("compat_input_probe"):
@@ -53,7 +54,8 @@ class Probe:
             # pairs stay in step, so the ordinals that come out are those that passed.
             outputs = tracing.shared_map(elements, key, examples)
             flat = tf.nest.flatten(outputs.element_spec, expand_composites=True)
-            self.has_values = all(
+            # Made only where asked: each op more is sent to the session before the probe runs.
+            self.has_values = values and all(
                 isinstance(s, tf.TensorSpec) and s.shape.is_fully_defined() for s in flat
             )
             passed = tf.data.Dataset.zip((tf.data.Dataset.range(_WHOLE), outputs)).apply(
@@ -102,4 +104,6 @@ class Probe:
         else:
             passed = dict.fromkeys(run(sess, self._passed, feeds).tolist())
         failed = [i for i in range(len(columns[0])) if i not in passed]
-        return (failed, passed) if values else failed
+        if not values:
+            return failed
+        return failed, (passed if self.has_values else {})
