@@ -84,17 +84,15 @@ class RecentRecords:
     def __init__(self, block: int, with_values: bool = False):
         self._block = block
         with tf1.name_scope("recent_records"):
-            # One row more than are read: where an empty block is written, unread.
+            # One row more than are read: where an empty block is written, unread. A row's
+            # last column is the position of its first record (a file's last block is
+            # short): in the keys' own variable, as each op costs every session memory.
             self._keys = pipeline_lib.state_variable(
-                initial("", tf.string, [_BLOCKS + 1, block]), "keys"
+                initial("", tf.string, [_BLOCKS + 1, block + 1]), "keys"
             )
-            self._count = pipeline_lib.state_variable(initial(0, tf.int64), "blocks")
-            self._records = pipeline_lib.state_variable(initial(0, tf.int64), "records")
-            # The position of each row's first record: a file's last block is short.
-            self._starts = pipeline_lib.state_variable(
-                initial(0, tf.int64, [_BLOCKS + 1]), "starts"
-            )
-            self.snapshot = (self._count, self._starts, self._keys)  # Fetched as values.
+            # Blocks and records logged.
+            self._count = pipeline_lib.state_variable(initial(0, tf.int64, [2]), "blocks")
+            self.snapshot = (self._count, self._keys)  # Fetched as values.
             # Small records (text lines) are kept too: naming a bad one then reads no file.
             self._values = None
             if with_values:
@@ -105,77 +103,63 @@ class RecentRecords:
 
     def handles(self) -> list:
         """What `log` writes: passed to a function traced once for every reader."""
-        logs = [self._count.handle, self._records.handle, self._starts.handle, self._keys.handle]
+        logs = [self._count.handle, self._keys.handle]
         return logs + ([self._values.handle] if self._values is not None else [])
 
     def log(self, keys: tf.Tensor, values=None, handles=None) -> tf.Operation:
         """Logs up to `block` keys; a longer vector (a whole file at once) logs its last ones."""
-        count, records, starts, logged_keys, *logged_values = handles or self.handles()
+        count, logged_keys, *logged_values = handles or self.handles()
         if logged_values and values is not None:
-            with tf.control_dependencies([self._log(count, logged_values[0], values)]):
+            # Values go first, into the row their keys go to next.
+            counted = tf.raw_ops.ReadVariableOp(resource=count, dtype=tf.int64)
+            with tf.control_dependencies([self._write(logged_values[0], counted[0], values)]):
                 keys = tf.identity(keys)
-        row = self._row(count, keys, bump=True)
         total = tf.size(keys, out_type=tf.int64)
-        first = tf.raw_ops.ReadVariableOp(resource=records, dtype=tf.int64)
-        with tf.control_dependencies([first]):  # Read before it is added to.
-            added = tf.raw_ops.AssignAddVariableOp(resource=records, value=total)
-        kept = tf.minimum(total, self._block)
-        return tf.group(
-            added,
-            self._write(logged_keys, row, keys),
-            tf.raw_ops.ResourceScatterUpdate(
-                resource=starts, indices=tf.reshape(row, [1]), updates=[first + total - kept]
-            ),
-        )
+        some = tf.cast(total > 0, tf.int64)
+        with tf.control_dependencies(
+            [tf.raw_ops.AssignAddVariableOp(resource=count, value=tf.stack([some, total]))]
+        ):
+            # Two blocks logged at once may share a row; then one of them is not named.
+            counted = tf.raw_ops.ReadVariableOp(resource=count, dtype=tf.int64)
+        first = counted[1] - tf.minimum(total, self._block)
+        return self._write(logged_keys, counted[0] - 1, keys, tf.strings.as_string(first))
 
-    def _log(self, count, variable, keys: tf.Tensor) -> tf.Operation:
-        # Values go first, into the row their keys go to next.
-        return self._write(variable, self._row(count, keys, bump=False), keys)
-
-    def _row(self, count, keys: tf.Tensor, bump: bool) -> tf.Tensor:
-        # An empty block (the end of a file) is not counted and goes to the unread row:
-        # without a cond, which costs every pipeline a function more.
-        some = tf.cast(tf.size(keys) > 0, tf.int64)
-        if bump:
-            with tf.control_dependencies(
-                [tf.raw_ops.AssignAddVariableOp(resource=count, value=some)]
-            ):
-                # Two blocks logged at once may share a row; then one of them is not named.
-                row = (tf.raw_ops.ReadVariableOp(resource=count, dtype=tf.int64) - 1) % _BLOCKS
-        else:
-            row = tf.raw_ops.ReadVariableOp(resource=count, dtype=tf.int64) % _BLOCKS
-        return tf.where(some > 0, row, _BLOCKS)
-
-    def _write(self, variable, row: tf.Tensor, keys: tf.Tensor) -> tf.Operation:
+    def _write(self, variable, number: tf.Tensor, keys: tf.Tensor, first=None) -> tf.Operation:
+        # An empty block (the end of a file) goes to the unread row: without a cond, which
+        # costs every pipeline a function more.
+        row = tf.where(tf.size(keys) > 0, number % _BLOCKS, _BLOCKS)
         keys = keys[-self._block :]
         padded = tf.pad(keys, [[0, self._block - tf.size(keys)]], constant_values="")
+        width = self._block
+        if first is not None:
+            padded, width = tf.concat([padded, tf.reshape(first, [1])], 0), width + 1
         return tf.raw_ops.ResourceScatterUpdate(
             resource=variable,
             indices=tf.reshape(row, [1]),
-            updates=tf.reshape(padded, [1, self._block]),
+            updates=tf.reshape(padded, [1, width]),
         )
 
     def records(self, values) -> tuple:
         """`(keys(values), {key: value})`, or `(keys, None)` where values are not logged."""
-        logged = self.keys(values[:3])
+        logged = self.keys(values[:2])
         if self._values is None:
             return logged, None
-        count, rows = int(values[0]), values[3]
+        count, rows = int(values[0][0]), values[2]
         found = {
             key.decode("utf-8", "replace"): value
             for number in range(max(0, count - _BLOCKS), count)
-            for key, value in zip(values[2][number % _BLOCKS], rows[number % _BLOCKS])
+            for key, value in zip(values[1][number % _BLOCKS], rows[number % _BLOCKS])
             if key
         }
         return logged, found
 
     def keys(self, values) -> list:
         """`(position, key)` of the logged records, oldest first; positions never repeat."""
-        count, starts, rows = values
-        count = int(count)
+        count, rows = values
+        count = int(count[0])
         return [
-            (int(starts[number % _BLOCKS]) + i, key.decode("utf-8", "replace"))
-            for number in range(max(0, count - _BLOCKS), count)
-            for i, key in enumerate(rows[number % _BLOCKS])
+            (int(row[-1] or 0) + i, key.decode("utf-8", "replace"))
+            for row in (rows[number % _BLOCKS] for number in range(max(0, count - _BLOCKS), count))
+            for i, key in enumerate(row[:-1])
             if key
         ]
