@@ -208,7 +208,7 @@ def batch_examples(plan: BatchPlan, dataset: tf.data.Dataset) -> tf.data.Dataset
     if plan.dynamic_pad:
         dataset = dataset.padded_batch(plan.size, drop_remainder=drop)
     else:
-        dataset = dataset.batch(plan.size, drop_remainder=drop)
+        dataset = tracing.batch(dataset, plan.size, drop)
     if plan.keep_column and not plan.enqueue_many:
         dataset = dataset.map(lambda *x: x[:-1])  # Once per batch, not per example.
     return dataset
@@ -221,7 +221,7 @@ def prefetch_batches(plan: BatchPlan, dataset: tf.data.Dataset) -> tf.data.Datas
         ahead = max(1, (plan.capacity - plan.shuffle_buffer) // plan.size)
     else:
         ahead = tf.data.AUTOTUNE
-    return dataset.prefetch(ahead)
+    return tracing.prefetch(dataset, ahead)
 
 
 def assemble(plan: BatchPlan, logs: list) -> tf.data.Dataset:

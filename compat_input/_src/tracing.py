@@ -174,7 +174,7 @@ def shared_map(dataset, key, fn: Callable, args=(), parallel=None, preserve_card
     if parallel.get("num_parallel_calls"):
         deterministic = parallel.get("deterministic")
         variant = tf.raw_ops.ParallelMapDatasetV2(
-            num_parallel_calls=tf.constant(parallel["num_parallel_calls"], tf.int64),
+            num_parallel_calls=initial(parallel["num_parallel_calls"], tf.int64),
             deterministic="default" if deterministic is None else str(deterministic).lower(),
             **common,
         )
@@ -224,6 +224,35 @@ def enumerate_(dataset):
         input_datasets=[numbers, dataset._variant_tensor], **typed(spec)
     )
     return tf.data.experimental.from_variant(variant, spec)
+
+
+def batch(dataset, size, drop_remainder: bool = False):
+    """`dataset.batch(size, drop_remainder)`, its constants shared by every pipeline of the
+    graph (each op costs every session memory, and tf.data's batch makes two per call)."""
+    spec = dataset.element_spec
+    if not dense(tf.nest.flatten(spec)):
+        return dataset.batch(size, drop_remainder=drop_remainder)
+    static = size if isinstance(size, int) and drop_remainder else None
+    batched = tf.nest.map_structure(
+        lambda s: tf.TensorSpec(tf.TensorShape([static]).concatenate(s.shape), s.dtype), spec
+    )
+    variant = tf.raw_ops.BatchDatasetV2(
+        input_dataset=dataset._variant_tensor,
+        batch_size=initial(size, tf.int64) if isinstance(size, int) else size,
+        drop_remainder=initial(drop_remainder, tf.bool),
+        **typed(batched),
+    )
+    return tf.data.experimental.from_variant(variant, batched)
+
+
+def prefetch(dataset, buffer_size: int):
+    """`dataset.prefetch(buffer_size)`, its constant shared by every pipeline of the graph."""
+    variant = tf.raw_ops.PrefetchDataset(
+        input_dataset=dataset._variant_tensor,
+        buffer_size=initial(buffer_size, tf.int64),
+        **typed(dataset.element_spec),
+    )
+    return tf.data.experimental.from_variant(variant, dataset.element_spec)
 
 
 def unbatch(dataset):

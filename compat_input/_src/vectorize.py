@@ -309,7 +309,7 @@ def map_blocks(
     try:
         shared = f"blocks_{key}_{block}" if key is not None and which is None else None
         blocks = tracing.shared_map(
-            dataset.batch(block),
+            tracing.batch(dataset, block),
             shared,
             lambda element: block_examples(
                 *(element if isinstance(element, tuple) else (element,))
