@@ -271,7 +271,7 @@ class Suspect:
         self.start = int(taken) if taken is not None else 0
         path, _, offset = key.rpartition(":")
 
-        def before(i):  # Of that file, before the damage: (read order, offset), or None.
+        def before(i):  # Record i's offset if it is of that file and before the damage.
             file, _, at = origins[i].rpartition(":") if i < len(origins) else ("", "", "")
             return int(at) if file == path and int(at) < int(offset) else None
 
