@@ -455,3 +455,46 @@ def test_a_run_reading_two_pipelines_is_not_made_again_for_a_partial_batch(tmp_p
     assert compat.error_message.startswith(
         f"compat_input pipeline 'batch' failed on the example read from {bad}:8:\n"
     )
+
+
+def _monitored(api, path: str) -> tuple:
+    """A TF1 trainer under MonitoredTrainingSession with a hook: its batch sizes, its step
+    counter, and the error that ended it (type, first line)."""
+    with tf.Graph().as_default():
+        queue = api.string_input_producer([path], num_epochs=1, shuffle=False)
+        _, line = api.TextLineReader().read(queue)
+        a, _ = api.batch(tf1.decode_csv(line, [[0], [0]]), 10, allow_smaller_final_batch=True)
+        step = tf1.train.get_or_create_global_step()
+        train = tf1.assign_add(step, 1)
+        sizes = []
+        hook = tf1.train.StopAtStepHook(last_step=1000)
+        try:
+            # The hook's fetches are keyed by the hook, next to "caller": keys that cannot be
+            # sorted (located errors flattened them with tf.nest, and failed). The graph is
+            # finalized: the probe is made without new ops in the program's graph.
+            with tf1.train.MonitoredTrainingSession(hooks=[hook]) as sess:
+                while not sess.should_stop():
+                    sizes.append(len(sess.run([a, train])[0]))
+        except tf.errors.OpError as error:
+            return sizes, type(error), error.message.splitlines()[0]
+    return sizes, None, ""
+
+
+def test_a_monitored_session_with_hooks_gets_the_final_partial_batch_and_the_named_error(
+    tmp_path,
+):
+    lines = [f"{i},{i}\n" for i in range(60)]
+    lines[37] = "oops\n"
+    path = write(str(tmp_path / "a.csv"), "".join(lines))
+    legacy = _monitored(legacy_api(), path)
+    compat_input.install()
+    try:
+        compat = _monitored(compat_api(), path)
+    finally:
+        compat_input.uninstall()
+    # Legacy: rows before the bad one (all 37 on an idle machine; under load its hook can
+    # stop the loop first), then the row's error from the coordinator at close.
+    assert legacy[1] is tf.errors.InvalidArgumentError and sum(legacy[0]) <= 37
+    # compat_input: every row before the bad one, the last 7 as a smaller batch; its error.
+    assert compat[:2] == ([10, 10, 10, 7], tf.errors.InvalidArgumentError)
+    assert compat[2] == f"compat_input pipeline 'batch' failed on the example read from {path}:38:"

@@ -65,7 +65,7 @@ class _Recorder:
         open(path, "w").close()
 
     def ops(self, fetches) -> list:
-        flat = tf.nest.flatten(fetches, expand_composites=True)
+        flat = iteration.fetched(fetches)
         key = tuple(
             (id(getattr(item, "graph", None)), getattr(item, "name", repr(item))) for item in flat
         )

@@ -22,11 +22,24 @@ from compat_input._src import pipeline as pipeline_lib
 tf1 = tf.compat.v1
 
 
+def fetched(fetches: Any) -> list:
+    """What `Session.run(fetches)` fetches, flat: any nesting of lists, tuples and dicts.
+
+    `tf.nest` sorts a dict's keys, and a MonitoredSession keys its hooks' fetches by the
+    hook objects next to the string "caller": they cannot be sorted.
+    """
+    if isinstance(fetches, dict):
+        return [leaf for value in fetches.values() for leaf in fetched(value)]
+    if isinstance(fetches, (list, tuple)):
+        return [leaf for value in fetches for leaf in fetched(value)]
+    return tf.nest.flatten(fetches, expand_composites=True)
+
+
 def ops_behind(fetches: Any, stop: Callable[[tf.Operation], bool]) -> list:
     """The ops that `stop` accepts among those a run of `fetches` executes, found walking
     back through data and control inputs (never past an accepted op), without making ops."""
     stack = []
-    for item in tf.nest.flatten(fetches, expand_composites=True):
+    for item in fetched(fetches):
         if isinstance(item, tf.Operation):
             stack.append(item)
         elif isinstance(item, (tf.Tensor, tf.Variable)):

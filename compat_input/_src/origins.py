@@ -205,7 +205,7 @@ class Suspect:
             with sess.graph.as_default():
                 specs = tf.nest.flatten(self.source.dataset.element_spec)
                 self.probe = Probe(self.examples, specs, self.key, self.last_taken is not None)
-                self.taken = None if self.batched is None else self.batched.read_value()
+                self.taken = None if self.batched is None else self.batched.value()
                 if self.last_taken is not None:
                     self.last_taken.value()
                 if self.source.reader is not None:  # Its reads made now, with the others.
