@@ -19,8 +19,6 @@ def _read_alone(records: Callable, path: str, take) -> Optional[tf.errors.OpErro
     with tf.Graph().as_default():
         dataset = records(tf.constant(path), lambda keys, values=None, ended=None: tf.no_op())
         blocks = tf.compat.v1.data.make_one_shot_iterator(dataset.batch(_BLOCK)).get_next()
-        read = tf.compat.v1.placeholder(tf.int64, [])
-        one = tf.compat.v1.data.make_initializable_iterator(dataset.skip(read))
         with tf.compat.v1.Session() as sess:
             done = 0
             try:
@@ -33,9 +31,9 @@ def _read_alone(records: Callable, path: str, take) -> Optional[tf.errors.OpErro
             except tf.errors.OpError as error:
                 failed = error
             # A batch that fails loses what it gathered: the records of the block the
-            # error cut short, one at a time.
-            sess.run(one.initializer, {read: done})
-            record = one.get_next()
+            # error cut short, one at a time (read only after an error).
+            after = dataset.skip(done)
+            record = tf.compat.v1.data.make_one_shot_iterator(after).get_next()
             try:
                 while True:
                     key, value = sess.run(record)
