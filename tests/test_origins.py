@@ -171,6 +171,30 @@ def test_a_bad_image_file_from_a_producer_is_named(tmp_path):
     assert f"failed on the example read from {paths[4]}:" in compat.error_message
 
 
+def test_a_bad_work_item_holding_separator_bytes_is_named_whole():
+    # The log joins a block's keys with NUL and its lines with newlines; a work item
+    # holding both is still one key, named whole, as legacy's reader keys it. (The log
+    # keeps the last 16 blocks, here the last 16 items: the bad one is among them.)
+    items = [f"{i:02d}\x00\n{i:02d}" for i in range(40)]
+    items[30] = "30\x00\nxx"
+
+    def per_example(value):
+        return tf.strings.to_number(tf.strings.substr(value, 4, 2))
+
+    [(key, legacy_type)] = legacy_bad_records(items, lambda api: api.IdentityReader(), per_example)
+
+    def build(api):
+        queue = api.string_input_producer(items, num_epochs=1, shuffle=False)
+        _, value = api.IdentityReader().read(queue)
+        return api.batch([per_example(value)], 4)
+
+    compat = run_compat(build)
+    assert compat.error is legacy_type is tf.errors.InvalidArgumentError
+    assert key == items[30]
+    assert [float(x) for x in np.concatenate(compat.values)] == list(range(28))
+    assert f"failed on the example read from {key}" in compat.error_message
+
+
 def test_an_example_without_a_record_to_name_keeps_tensorflows_message():
     def build(api):
         x = api.range_input_producer(10, num_epochs=1, shuffle=False).dequeue()

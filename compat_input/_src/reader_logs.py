@@ -83,83 +83,104 @@ class RecentRecords:
 
     def __init__(self, block: int, with_values: bool = False):
         self._block = block
+        self._with_values = with_values
+        # A block's row: its keys joined, then (small records, text lines) its values
+        # joined, so that naming a bad one reads no file; then the position of its first
+        # record (a file's last block is short) and how many it logged. Joined, a block
+        # costs its bytes, not a padded cell per record, and one write: each op of the
+        # function that logs is instantiated by every pipeline's iterator and costs a
+        # session kilobytes (50 towers: 20 MB for the padded rows, written apart).
+        self._width = 4 if with_values else 3
         with tf1.name_scope("recent_records"):
-            # One row more than are read: where an empty block is written, unread. A row's
-            # last column is the position of its first record (a file's last block is
-            # short): in the keys' own variable, as each op costs every session memory.
-            self._keys = pipeline_lib.state_variable(
-                initial("", tf.string, [_BLOCKS + 1, block + 1]), "keys"
+            # One row more than are read: where an empty block is written, unread.
+            self._rows = pipeline_lib.state_variable(
+                initial("", tf.string, [_BLOCKS + 1, self._width]), "keys"
             )
             # Blocks and records logged.
             self._count = pipeline_lib.state_variable(initial(0, tf.int64, [2]), "blocks")
-            self.snapshot = (self._count, self._keys)  # Fetched as values.
-            # Small records (text lines) are kept too: naming a bad one then reads no file.
-            self._values = None
-            if with_values:
-                self._values = pipeline_lib.state_variable(
-                    initial("", tf.string, [_BLOCKS + 1, block]), "values"
-                )
-                self.snapshot += (self._values,)
+            self.snapshot = (self._count, self._rows)  # Fetched as values.
 
     def handles(self) -> list:
         """What `log` writes: passed to a function traced once for every reader."""
-        logs = [self._count.handle, self._keys.handle]
-        return logs + ([self._values.handle] if self._values is not None else [])
+        return [self._count.handle, self._rows.handle]
 
-    def log(self, keys: tf.Tensor, values=None, handles=None) -> tf.Operation:
-        """Logs up to `block` keys; a longer vector (a whole file at once) logs its last ones."""
-        count, logged_keys, *logged_values = handles or self.handles()
-        if logged_values and values is not None:
-            # Values go first, into the row their keys go to next.
-            counted = tf.raw_ops.ReadVariableOp(resource=count, dtype=tf.int64)
-            with tf.control_dependencies([self._write(logged_values[0], counted[0], values)]):
-                keys = tf.identity(keys)
-        total = tf.size(keys, out_type=tf.int64)
-        some = tf.cast(total > 0, tf.int64)
+    def log(self, keys: tf.Tensor, values=None, handles=None, total=None, cut=True):
+        """Logs up to `block` keys; a longer vector (a whole file at once) logs its last ones.
+
+        `total` is the size of `keys`, where the caller has it; `cut=False` where `keys`
+        are known to be a block at most.
+        """
+        count, rows = handles or self.handles()
+        if total is None:
+            total = tf.size(keys, out_type=tf.int64)
+        some = total > 0
+        counts = tf.stack([tf.cast(some, tf.int64), total])
         with tf.control_dependencies(
-            [tf.raw_ops.AssignAddVariableOp(resource=count, value=tf.stack([some, total]))]
+            [tf.raw_ops.AssignAddVariableOp(resource=count, value=counts)]
         ):
             # Two blocks logged at once may share a row; then one of them is not named.
-            counted = tf.raw_ops.ReadVariableOp(resource=count, dtype=tf.int64)
-        first = counted[1] - tf.minimum(total, self._block)
-        return self._write(logged_keys, counted[0] - 1, keys, tf.strings.as_string(first))
-
-    def _write(self, variable, number: tf.Tensor, keys: tf.Tensor, first=None) -> tf.Operation:
+            blocks, records = tf.raw_ops.Unpack(
+                value=tf.raw_ops.ReadVariableOp(resource=count, dtype=tf.int64), num=2
+            )
         # An empty block (the end of a file) goes to the unread row: without a cond, which
         # costs every pipeline a function more.
-        row = tf.where(tf.size(keys) > 0, number % _BLOCKS, _BLOCKS)
-        keys = keys[-self._block :]
-        padded = tf.pad(keys, [[0, self._block - tf.size(keys)]], constant_values="")
-        width = self._block
-        if first is not None:
-            padded, width = tf.concat([padded, tf.reshape(first, [1])], 0), width + 1
-        return tf.raw_ops.ResourceScatterUpdate(
-            resource=variable,
-            indices=tf.reshape(row, [1]),
-            updates=tf.reshape(padded, [1, width]),
-        )
+        row = tf.where(some, (blocks - 1) % _BLOCKS, _BLOCKS)
+        logged = tf.minimum(total, self._block) if cut else total
+        if values is None and self._with_values:
+            values = tf.fill(tf.shape(keys), "")
+        if cut:
+            keys, values = (
+                keys[-self._block :],
+                values[-self._block :] if self._with_values else None,
+            )
+        parts = [_joined(keys, _KEYS_APART)]
+        if self._with_values:
+            parts.append(_joined(values, _LINES_APART))
+        parts += [tf.strings.as_string(records - logged), tf.strings.as_string(logged)]
+        return tf.raw_ops.ResourceScatterUpdate(resource=rows, indices=row, updates=tf.stack(parts))
 
     def records(self, values) -> tuple:
         """`(keys(values), {key: value})`, or `(keys, None)` where values are not logged."""
-        logged = self.keys(values[:2])
-        if self._values is None:
+        logged = self.keys(values)
+        if not self._with_values:
             return logged, None
-        count, rows = int(values[0][0]), values[2]
-        found = {
-            key.decode("utf-8", "replace"): value
-            for number in range(max(0, count - _BLOCKS), count)
-            for key, value in zip(values[1][number % _BLOCKS], rows[number % _BLOCKS])
-            if key
-        }
+        found = {}
+        for row in self._rows_of(*values):
+            keys, lines = _split(row[0], _KEYS_APART, row), _split(row[1], _LINES_APART, row)
+            if keys is not None and lines is not None:
+                found.update((k.decode("utf-8", "replace"), v) for k, v in zip(keys, lines))
         return logged, found
 
     def keys(self, values) -> list:
         """`(position, key)` of the logged records, oldest first; positions never repeat."""
-        count, rows = values
-        count = int(count[0])
-        return [
-            (int(row[-1] or 0) + i, key.decode("utf-8", "replace"))
-            for row in (rows[number % _BLOCKS] for number in range(max(0, count - _BLOCKS), count))
-            for i, key in enumerate(row[:-1])
-            if key
-        ]
+        found = []
+        for row in self._rows_of(*values):
+            keys = _split(row[0], _KEYS_APART, row)
+            first = int(row[-2] or 0)
+            found += [(first + i, k.decode("utf-8", "replace")) for i, k in enumerate(keys or ())]
+        return found
+
+    @staticmethod
+    def _rows_of(count, rows) -> list:
+        blocks = int(count[0])
+        return [rows[number % _BLOCKS] for number in range(max(0, blocks - _BLOCKS), blocks)]
+
+
+# What joins a block's keys (paths hold no NUL) and its text lines (which hold no newline).
+_KEYS_APART = "\0"
+_LINES_APART = "\n"
+
+
+def _joined(strings: tf.Tensor, apart: str) -> tf.Tensor:
+    # The raw op: `tf.strings.reduce_join` works out the axes with three ops more.
+    return tf.raw_ops.ReduceJoin(inputs=strings, reduction_indices=0, separator=apart)
+
+
+def _split(joined: bytes, apart: str, row) -> Optional[list]:
+    """The `row`'s parts joined in `joined`, or None where one held the separator (a key
+    made of a work item with a NUL in it: that block is not named, rather than misnamed)."""
+    logged = int(row[-1] or 0)
+    if logged < 2:  # Nothing to split (one work item, a whole file: any bytes).
+        return [joined] if logged else []
+    parts = joined.split(apart.encode())
+    return parts if len(parts) == logged else None

@@ -121,12 +121,14 @@ class ReaderBase:
         with tf.control_dependencies([self.opened.opened(index, work, opened)]):
             work = tf.identity(work)
 
-        def bump(keys, values=None, ended=None):
-            # Counted, and logged for error messages (origins.py), a block at a time.
+        def bump(keys, values=None, ended=None, in_block=False):
+            # Counted, and logged for error messages (origins.py), a block at a time; with
+            # `in_block`, the keys are known to be a block at most (nothing to cut).
+            keys = keys if keys.shape.rank == 1 else tf.reshape(keys, [-1])
             count = tf.size(keys, out_type=tf.int64)
             counted = [
                 tf.raw_ops.AssignAddVariableOp(resource=produced, value=count),
-                self.recent.log(tf.reshape(keys, [-1]), values, recent),
+                self.recent.log(keys, values, recent, total=count, cut=not in_block),
             ]
             if ended is not None:  # The empty block after a work item's last one.
                 ended = tf.cast(ended, tf.int64)
@@ -284,10 +286,10 @@ class TextLineReader(ReaderBase):
         def block(index, lines):
             # Keys for a whole block at once: a step per line costs tens of microseconds.
             count = tf.size(lines, out_type=tf.int64)
-            keys = record_key(work, skip + index * BLOCK + 1 + tf.range(count))
+            keys = record_key(work, skip + index * BLOCK + 1 + tf.range(count, dtype=tf.int64))
             # The file's end is an empty block numbered -1, counted here: one function
             # for the pipeline to instantiate, not one more for the end.
-            with tf.control_dependencies([bump(keys, lines, ended=index < 0)]):
+            with tf.control_dependencies([bump(keys, lines, ended=index < 0, in_block=True)]):
                 return tf.identity(keys), tf.identity(lines)
 
         lines = tracing.one_file(tf.raw_ops.TextLineDataset, work)

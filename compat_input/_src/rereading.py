@@ -17,7 +17,7 @@ def _read_alone(records: Callable, path: str, take) -> Optional[tf.errors.OpErro
     """Reads `path` through `records(work, bump)`, passing `take` each block of `(keys,
     values)`; returns the error reading it raised, or None when it read to the end."""
     with tf.Graph().as_default():
-        dataset = records(tf.constant(path), lambda keys, values=None, ended=None: tf.no_op())
+        dataset = records(tf.constant(path), lambda keys, *args, **kwargs: tf.no_op())
         blocks = tf.compat.v1.data.make_one_shot_iterator(dataset.batch(_BLOCK)).get_next()
         with tf.compat.v1.Session() as sess:
             done = 0
