@@ -315,6 +315,7 @@ def map_blocks(
                 *(element if isinstance(element, tuple) else (element,))
             ),
             parallel=parallel,
+            prune=True,  # What pfor converted stays behind, dead.
         )
     except Exception:  # pfor has no converter for some op: the per-example map is used.
         return None
