@@ -31,9 +31,8 @@ class _PipelineSaveable(saveable_object.SaveableObject):
     """A pipeline's iterator state; restoring it also marks the pipeline started."""
 
     def __init__(self, pipeline, name: str):
-        iterator = tf_internals.iterator_resource(pipeline.iterator)
-
-        dataset = pipeline.iterator.initializer.inputs[0]
+        iterator = pipeline.resource
+        dataset = pipeline.variant
         flag = pipeline.started_handle
 
         def start():

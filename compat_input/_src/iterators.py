@@ -10,6 +10,7 @@ v1 `Iterator` over the same two ops `make_initializable_iterator` makes.
 
 import tensorflow as tf
 
+from compat_input._src import tf_internals
 from compat_input._src import tracing
 
 tf1 = tf.compat.v1
@@ -52,3 +53,26 @@ def initializable(dataset: tf.data.Dataset):
         tf1.data.get_output_shapes(dataset),
         tf1.data.get_output_classes(dataset),
     )
+
+
+def deferred(dataset: tf.data.Dataset):
+    """`initializable(dataset)`, its initializer made at the graph's root on first use: the
+    iterator of a reader or producer, which only batchers may read (pipeline.py)."""
+    spec = dataset.element_spec
+    if not tracing.dense(tf.nest.flatten(spec)):
+        return initializable(dataset)
+    variant = dataset._variant_tensor
+    resource = tf.raw_ops.IteratorV2(shared_name="", container="", **tracing.typed(spec))
+    made = tf_internals.deferred_iterator(
+        resource, spec, lambda: tf.raw_ops.MakeIterator(dataset=variant, iterator=resource)
+    )
+    if made is None:  # pragma: no cover - see tf_internals.deferred_iterator.
+        initializer = tf.raw_ops.MakeIterator(dataset=variant, iterator=resource)
+        made = tf1.data.Iterator(
+            resource,
+            initializer,
+            tf1.data.get_output_types(dataset),
+            tf1.data.get_output_shapes(dataset),
+            tf1.data.get_output_classes(dataset),
+        )
+    return made

@@ -57,9 +57,9 @@ def initialize_missing(variables: list, after) -> tf.Operation:
         return tracing.shared_call("initialize_missing", _initialize_missing, pairs).op
 
 
-def start_if_needed(iterator, started_handle, after) -> tf.Operation:
-    """Starts the pipeline of `iterator` if `started_handle` says it is not, after `after`."""
+def start_if_needed(dataset, iterator, started_handle, after) -> tf.Operation:
+    """Starts the pipeline (`dataset` and `iterator` resource) if `started_handle` says it
+    is not, after `after`."""
     with tf.control_dependencies([after]):
-        initializer = iterator.initializer
-        args = [initializer.inputs[0], initializer.inputs[1], started_handle]
+        args = [dataset, iterator, started_handle]
         return tracing.shared_call("start_if_needed", start_if_needed_now, args).op

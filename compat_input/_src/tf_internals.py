@@ -95,6 +95,54 @@ def iterator_resource(iterator) -> tf.Tensor:
     return iterator._iterator_resource
 
 
+class _DeferredIterator(tf.compat.v1.data.Iterator):
+    """A v1 iterator whose initializer and string handle are made on first use.
+
+    TensorFlow's makes both with the iterator (`Iterator.__init__`), and a reader that only
+    batchers read never uses either: two ops of a tower's 55 (pipeline.py).
+    """
+
+    def __init__(self, resource: tf.Tensor, spec, make_initializer):
+        from tensorflow.python.data.ops import iterator_ops
+        from tensorflow.python.data.util import structure
+
+        self._iterator_resource = resource
+        self._element_spec = spec
+        self._flat_tensor_shapes = structure.get_flat_tensor_shapes(spec)
+        self._flat_tensor_types = structure.get_flat_tensor_types(spec)
+        self._get_next_call_count = 0
+        self._make_initializer = make_initializer
+        self._made: dict = {}
+        tf.compat.v1.add_to_collection(iterator_ops.GLOBAL_ITERATORS, resource)
+
+    def _once(self, what: str, make):
+        if what not in self._made:
+            with at_root(self._iterator_resource.graph):
+                self._made[what] = make()
+        return self._made[what]
+
+    @property
+    def initializer(self) -> tf.Operation:
+        return self._once("initializer", self._make_initializer)
+
+    @property
+    def _string_handle(self) -> tf.Tensor:
+        resource = self._iterator_resource
+        return self._once(
+            "handle", lambda: tf.raw_ops.IteratorToStringHandle(resource_handle=resource)
+        )
+
+
+def deferred_iterator(resource: tf.Tensor, spec, make_initializer):
+    """A `tf.compat.v1.data.Iterator` over `resource` whose `initializer` is
+    `make_initializer()`, made at the graph's root on first use. None where this
+    TensorFlow lays its iterator out otherwise (the caller makes its initializer now)."""
+    try:
+        return _DeferredIterator(resource, spec, make_initializer)
+    except (ImportError, AttributeError):  # pragma: no cover - two ops more per reader.
+        return None
+
+
 def saver_var_list(saver):
     """What a Saver saves (no public accessor)."""
     return saver._var_list
