@@ -46,6 +46,10 @@ def initializable(dataset: tf.data.Dataset):
         return tf1.data.make_initializable_iterator(dataset)
     resource = tf.raw_ops.IteratorV2(shared_name="", container="", **tracing.typed(spec))
     initializer = tf.raw_ops.MakeIterator(dataset=dataset._variant_tensor, iterator=resource)
+    return _v1_iterator(dataset, resource, initializer)
+
+
+def _v1_iterator(dataset, resource, initializer):
     return tf1.data.Iterator(
         resource,
         initializer,
@@ -68,11 +72,5 @@ def deferred(dataset: tf.data.Dataset):
     )
     if made is None:  # pragma: no cover - see tf_internals.deferred_iterator.
         initializer = tf.raw_ops.MakeIterator(dataset=variant, iterator=resource)
-        made = tf1.data.Iterator(
-            resource,
-            initializer,
-            tf1.data.get_output_types(dataset),
-            tf1.data.get_output_shapes(dataset),
-            tf1.data.get_output_classes(dataset),
-        )
+        made = _v1_iterator(dataset, resource, initializer)
     return made

@@ -1,9 +1,9 @@
 """Runners: starting the input, where legacy code started queue runner threads.
 
 compat_input pipelines need no threads: starting one runs its iterator initializer. They are
-started by the runner (input_runner.py) that every graph with pipelines holds in `QUEUE_RUNNERS`,
-so TensorFlow's own `start_queue_runners`, `Supervisor`, `MonitoredTrainingSession` and
-`qr.create_threads` start them too. Hand-built queues keep TensorFlow's `QueueRunner` and
+started by the runner (input_runner.py) that every graph with pipelines holds in
+`QUEUE_RUNNERS`, so TensorFlow's own `start_queue_runners`, `Supervisor`,
+`MonitoredTrainingSession` and `qr.create_threads` start them too. Hand-built queues keep TensorFlow's `QueueRunner` and
 `Coordinator`, which still work in graph mode and run beside our pipelines.
 """
 

@@ -99,7 +99,7 @@ class _DeferredIterator(tf.compat.v1.data.Iterator):
     """A v1 iterator whose initializer and string handle are made on first use.
 
     TensorFlow's makes both with the iterator (`Iterator.__init__`), and a reader that only
-    batchers read never uses either: two ops of a tower's 55 (pipeline.py).
+    batchers read never uses either: two of a tower's 63 ops (pipeline.py).
     """
 
     def __init__(self, resource: tf.Tensor, spec, make_initializer):
