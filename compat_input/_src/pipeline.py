@@ -178,11 +178,7 @@ class Pipeline:
             return tf.group(self._started.initializer, name=name)
 
     def _once(self, what: str, make):
-        # Made on first use, at the root of a graph that may be finalized by then.
-        if what not in self._made:
-            with tf_internals.at_root(self.started_handle.graph):
-                self._made[what] = make()
-        return self._made[what]
+        return tf_internals.made_once(self._made, what, self.started_handle.graph, make)
 
     @property
     def is_started(self) -> tf.Tensor:

@@ -89,7 +89,7 @@ class RecentRecords:
         # record (a file's last block is short) and how many it logged. Joined, a block
         # costs its bytes, not a padded cell per record, and one write: each op of the
         # function that logs is instantiated by every pipeline's iterator and costs a
-        # session kilobytes (50 towers: 20 MB for the padded rows, written apart).
+        # session kilobytes (50 towers: 24 MB for the padded rows, written apart).
         self._width = 4 if with_values else 3
         with tf1.name_scope("recent_records"):
             # One row more than are read: where an empty block is written, unread.
@@ -140,25 +140,19 @@ class RecentRecords:
         return tf.raw_ops.ResourceScatterUpdate(resource=rows, indices=row, updates=tf.stack(parts))
 
     def records(self, values) -> tuple:
-        """`(keys(values), {key: value})`, or `(keys, None)` where values are not logged."""
-        logged = self.keys(values)
-        if not self._with_values:
-            return logged, None
-        found = {}
+        """`(logged, {key: value})` of a snapshot, or `(logged, None)` where values are not
+        logged; `logged` holds the `(position, key)` of each record, oldest first (positions
+        never repeat). Each row is split once."""
+        logged: list = []
+        found = {} if self._with_values else None
         for row in self._rows_of(*values):
-            keys, lines = _split(row[0], _KEYS_APART, row), _split(row[1], _LINES_APART, row)
-            if keys is not None and lines is not None:
-                found.update((k.decode("utf-8", "replace"), v) for k, v in zip(keys, lines))
-        return logged, found
-
-    def keys(self, values) -> list:
-        """`(position, key)` of the logged records, oldest first; positions never repeat."""
-        found = []
-        for row in self._rows_of(*values):
-            keys = _split(row[0], _KEYS_APART, row)
+            keys = [k.decode("utf-8", "replace") for k in _split(row[0], _KEYS_APART, row) or ()]
             first = int(row[-2] or 0)
-            found += [(first + i, k.decode("utf-8", "replace")) for i, k in enumerate(keys or ())]
-        return found
+            logged += [(first + i, key) for i, key in enumerate(keys)]
+            lines = _split(row[1], _LINES_APART, row) if found is not None and keys else None
+            if lines is not None:
+                found.update(zip(keys, lines))
+        return logged, found
 
     @staticmethod
     def _rows_of(count, rows) -> list:

@@ -61,11 +61,7 @@ class StateVariable:
         self._made: dict = {}
 
     def _once(self, what: str, make):
-        # Made on first use, at the root of a graph that may be finalized by then.
-        if what not in self._made:
-            with tf_internals.at_root(self.graph):
-                self._made[what] = make()
-        return self._made[what]
+        return tf_internals.made_once(self._made, what, self.graph, make)
 
     @property
     def initializer(self) -> tf.Operation:

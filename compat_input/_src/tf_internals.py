@@ -61,6 +61,15 @@ def at_root(graph: tf.Graph):
             graph.finalize()
 
 
+def made_once(made: dict, what: str, graph: tf.Graph, make):
+    """`made[what]`, made by `make()` on first use at the root of `graph`, which may be
+    finalized by then (ops a pipeline or its state needs only on some paths)."""
+    if what not in made:
+        with at_root(graph):
+            made[what] = make()
+    return made[what]
+
+
 def unfinalize(graph: tf.Graph) -> None:
     """Lets ops be added to a finalized graph (MonitoredTrainingSession finalizes it).
 
@@ -116,10 +125,7 @@ class _DeferredIterator(tf.compat.v1.data.Iterator):
         tf.compat.v1.add_to_collection(iterator_ops.GLOBAL_ITERATORS, resource)
 
     def _once(self, what: str, make):
-        if what not in self._made:
-            with at_root(self._iterator_resource.graph):
-                self._made[what] = make()
-        return self._made[what]
+        return made_once(self._made, what, self._iterator_resource.graph, make)
 
     @property
     def initializer(self) -> tf.Operation:

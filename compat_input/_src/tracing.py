@@ -99,9 +99,7 @@ def _function(
         out: dict = {}
 
         def body(*inputs):
-            for placeholder, data in zip(inputs[len(flat) :], handles):
-                if data is not None:
-                    tf_internals.set_handle_data(placeholder, data)
+            _give_handle_data(inputs[len(flat) :], handles)
             element = tf.nest.pack_sequence_as(element_spec, inputs[: len(flat)])
             result = fn(element, *inputs[len(flat) :])
             if dataset_out:
@@ -127,6 +125,13 @@ def _function(
             return concrete, list(args) + list(concrete.captured_inputs), out["spec"]
         cache[cache_key] = hit
     return hit[0], list(args), hit[1]
+
+
+def _give_handle_data(placeholders, handles: list) -> None:
+    """Gives a traced function's handle arguments the `handle_data` of what is passed."""
+    for placeholder, data in zip(placeholders, handles):
+        if data is not None:
+            tf_internals.set_handle_data(placeholder, data)
 
 
 def _without_dead_ops(concrete, name: str):
@@ -156,9 +161,7 @@ def _without_dead_ops(concrete, name: str):
     handles = [tf_internals.handle_data(t) for t in graph.inputs]
 
     def body(*args):
-        for placeholder, data in zip(args, handles):
-            if data is not None:
-                tf_internals.set_handle_data(placeholder, data)
+        _give_handle_data(args, handles)
         # The arguments the live ops read: their placeholders are imported as arguments.
         used = {t.name: a for t, a in zip(graph.inputs, args) if t.op.name in reached}
         return tf.graph_util.import_graph_def(
@@ -295,6 +298,8 @@ def batch(dataset, size, drop_remainder: bool = False):
 
 def prefetch(dataset, buffer_size: int):
     """`dataset.prefetch(buffer_size)`, its constant shared by every pipeline of the graph."""
+    if not dense(tf.nest.flatten(dataset.element_spec)):
+        return dataset.prefetch(buffer_size)
     variant = tf.raw_ops.PrefetchDataset(
         input_dataset=dataset._variant_tensor,
         buffer_size=initial(buffer_size, tf.int64),
