@@ -21,6 +21,7 @@ from typing import Optional
 import tensorflow as tf
 
 from compat_input._src import data_service
+from compat_input._src import graph_ops
 from compat_input._src import joins
 from compat_input._src import legacy_arguments
 from compat_input._src import origins
@@ -167,7 +168,7 @@ def skip_bad_records(plan: BatchPlan, dataset: tf.data.Dataset) -> tf.data.Datas
     one = tf.constant(1, tf.int64)
 
     def count(*example):
-        with tf.control_dependencies([tf.raw_ops.AssignAddVariableOp(resource=handle, value=one)]):
+        with tf.control_dependencies([graph_ops.AssignAddVariableOp(resource=handle, value=one)]):
             return tuple(tf.identity(x) if isinstance(x, tf.Tensor) else x for x in example)
 
     return dataset.apply(tf.data.experimental.ignore_errors(log_warning=True)).map(count)
@@ -200,7 +201,7 @@ def through_service(plan: BatchPlan, dataset: tf.data.Dataset) -> tf.data.Datase
 def shuffle_examples(plan: BatchPlan, dataset: tf.data.Dataset) -> tf.data.Dataset:
     if plan.shuffle is None:
         return dataset
-    return dataset.shuffle(plan.shuffle_buffer, seed=plan.shuffle.seed)
+    return tracing.shuffle(dataset, plan.shuffle_buffer, seed=plan.shuffle.seed)
 
 
 def batch_examples(plan: BatchPlan, dataset: tf.data.Dataset) -> tf.data.Dataset:
@@ -243,7 +244,7 @@ def _count_taken(plan: BatchPlan):
         size = first.dense_shape[0] if isinstance(first, tf.SparseTensor) else tf.shape(first)[0]
         # After the read: a static size would let the count run even when the read fails.
         with tf.control_dependencies(tf.nest.flatten(batch, expand_composites=True)):
-            counted = tf.raw_ops.AssignAddVariableOp(
+            counted = graph_ops.AssignAddVariableOp(
                 resource=plan.batched.handle, value=tf.cast(size, tf.int64)
             )
             if plan.last_taken is None:

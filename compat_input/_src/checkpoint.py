@@ -17,6 +17,7 @@ import logging
 
 import tensorflow as tf
 
+from compat_input._src import graph_ops
 from compat_input._src import tf_internals
 from compat_input._src.options import options
 from compat_input._src.tf_internals import saveable_object
@@ -38,8 +39,8 @@ class _PipelineSaveable(saveable_object.SaveableObject):
         def start():
             # New ops in the branch: an outer op as a control input here would be hoisted
             # onto the cond itself and rewind the pipeline at every save.
-            make = tf.raw_ops.MakeIterator(dataset=dataset, iterator=iterator)
-            mark = tf.raw_ops.AssignVariableOp(resource=flag, value=tf.constant(True))
+            make = graph_ops.MakeIterator(dataset=dataset, iterator=iterator)
+            mark = graph_ops.AssignVariableOp(resource=flag, value=tf.constant(True))
             with tf.control_dependencies([make, mark]):
                 return tf.constant(True)
 
@@ -53,7 +54,7 @@ class _PipelineSaveable(saveable_object.SaveableObject):
                 started = tf.cond(pipeline.is_started, lambda: tf.constant(True), start)
                 with tf.control_dependencies([started]):
                     made.append(
-                        tf.raw_ops.SerializeIterator(
+                        graph_ops.SerializeIterator(
                             resource_handle=iterator,
                             # Counters and epoch variables the datasets touch are checkpointed
                             # (or not) as variables; the iterator state is complete without.
@@ -77,12 +78,12 @@ class _PipelineSaveable(saveable_object.SaveableObject):
         # before start_queue_runners, the usual TF1 order, nothing has initialized them).
         state = self._pipeline.state_initialized()
         with tf.control_dependencies([self._pipeline.iterator.initializer, state]):
-            restore = tf.raw_ops.DeserializeIterator(
+            restore = graph_ops.DeserializeIterator(
                 resource_handle=self.op, serialized=restored_tensors[0]
             )
         # Marked started only once restored: a failed restore must leave it to be started.
         with tf.control_dependencies([restore]):
-            return tf.raw_ops.AssignVariableOp(
+            return graph_ops.AssignVariableOp(
                 resource=self._pipeline.started_handle, value=tf.constant(True)
             )
 
@@ -110,7 +111,7 @@ def add_saveable(pipeline, dataset_ops: list) -> None:
     # The checkpoint keys stay `<name>_STATE`.
     with tf1.name_scope(f"{name}/"):
         marker = pipeline.marker_variable()
-        read = tf.raw_ops.ReadVariableOp(resource=marker.handle, dtype=tf.int64)
+        read = graph_ops.ReadVariableOp(resource=marker.handle, dtype=tf.int64)
     saveable.name = read.name
     tf1.add_to_collection(tf1.GraphKeys.SAVEABLE_OBJECTS, saveable)
 

@@ -5,6 +5,7 @@ from typing import Optional
 
 import tensorflow as tf
 
+from compat_input._src import graph_ops
 from compat_input._src import tracing
 
 
@@ -18,12 +19,12 @@ def _epoch(tensor, counter, empty, shuffle, seed, rows, rows_args):
         def bump():
             one = tf.constant(1, tf.int64)
             with tf.control_dependencies(
-                [tf.raw_ops.AssignAddVariableOp(resource=counter, value=one)]
+                [graph_ops.AssignAddVariableOp(resource=counter, value=one)]
             ):
                 return tf.constant(True)
 
         # Uninitialized (no local init ran) is allowed: the counter is informational.
-        initialized = tf.raw_ops.VarIsInitializedOp(resource=counter)
+        initialized = graph_ops.VarIsInitializedOp(resource=counter)
         bumped = tf.cond(initialized, bump, lambda: tf.constant(False))
         with tf.control_dependencies([bumped]):
             value = tf.identity(value)
@@ -37,7 +38,7 @@ def _ended_if_empty(value, handle, message):
     # message is printed and a count past its limit (0) ends the input.
     def end():
         with tf.control_dependencies([tf.print(message, output_stream=sys.stderr)]):
-            stop = tf.raw_ops.ResourceCountUpTo(resource=handle, limit=0, T=tf.int64)
+            stop = graph_ops.ResourceCountUpTo(resource=handle, limit=0, T=tf.int64)
         with tf.control_dependencies([stop]):
             return tf.identity(value)
 
@@ -83,7 +84,7 @@ def epochs_dataset(
     count = -1 if num_epochs is None else num_epochs
     if counter is None and empty is None and not shuffle and rows is None:
         # The same rows each epoch: no function for the pipeline to instantiate.
-        return tracing.unbatch(tf.data.Dataset.from_tensors(tensor).repeat(count))
+        return tracing.unbatch(tracing.repeated(tensor, count))
     epochs = tf.data.Dataset.from_tensors(tf.constant(0)).repeat(count)
     # Without preserve_cardinality (the tf.compat.v1 map's choice): an OutOfRangeError
     # raised by the empty check ends the input.

@@ -15,6 +15,7 @@ from typing import Optional
 import tensorflow as tf
 
 from compat_input._src import capture as capture_lib
+from compat_input._src import graph_ops
 from compat_input._src import op_kinds
 from compat_input._src import origins
 from compat_input._src import tracing
@@ -125,7 +126,7 @@ class ExampleList:
                 # Counted before the graph runs, so an example that fails is counted too.
                 one = tf.constant(1, tf.int64)
                 entering.append(
-                    tf.raw_ops.AssignAddVariableOp(resource=self.entered.handle, value=one)
+                    graph_ops.AssignAddVariableOp(resource=self.entered.handle, value=one)
                 )
             with tf.control_dependencies(entering):
                 outputs = self.captured(element)

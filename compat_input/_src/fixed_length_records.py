@@ -4,6 +4,7 @@ import logging
 
 import tensorflow as tf
 
+from compat_input._src import graph_ops
 from compat_input._src import readers
 from compat_input._src import tracing
 
@@ -98,7 +99,7 @@ class FixedLengthRecordReader(readers.ReaderBase):
 
     def _streamed(self, work, bump):
         records = tracing.one_file(
-            tf.raw_ops.FixedLengthRecordDatasetV2,
+            graph_ops.FixedLengthRecordDatasetV2,
             work,
             header_bytes=tf.constant(self._header or 0, tf.int64),
             record_bytes=tf.constant(self._record_bytes, tf.int64),

@@ -7,6 +7,7 @@ dequeues one element per pull and ends when the queue is closed and drained.
 
 import tensorflow as tf
 
+from compat_input._src import graph_ops
 from compat_input._src import pipeline as pipeline_lib
 from compat_input._src import tracing
 
@@ -22,8 +23,8 @@ def source(op: tf.Operation) -> pipeline_lib.Source:
     needed = 1 if count is None else count
 
     def pull(_):
-        closed = tf.raw_ops.QueueIsClosedV2(handle=handle)
-        drained = tf.logical_and(closed, tf.raw_ops.QueueSizeV2(handle=handle) < needed)
+        closed = graph_ops.QueueIsClosedV2(handle=handle)
+        drained = tf.logical_and(closed, graph_ops.QueueSizeV2(handle=handle) < needed)
 
         def stop():
             return [tf.constant(False)] + [tracing.stand_in(s, t) for t, s in zip(types, shapes)]

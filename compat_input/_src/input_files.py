@@ -11,6 +11,7 @@ import sys
 
 import tensorflow as tf
 
+from compat_input._src import graph_ops
 from compat_input._src import pipeline as pipeline_lib
 from compat_input._src import tracing
 from compat_input._src.state_variables import initial
@@ -96,13 +97,13 @@ def skipping_unusable(
     gone = tf.logical_and(tf.logical_not(exists), tf.logical_not(known))
 
     def skip():
-        named = tf.raw_ops.ReadVariableOp(resource=skipped.handle, dtype=tf.string)
+        named = graph_ops.ReadVariableOp(resource=skipped.handle, dtype=tf.string)
 
         def name_it():
             message = tf.strings.join([reader, " skips ", path, ": it is gone"])
             logged = tf.print(message, output_stream=sys.stderr)
             more = tf.concat([named, tf.reshape(path, [1])], 0)
-            kept = tf.raw_ops.AssignVariableOp(resource=skipped.handle, value=more)
+            kept = graph_ops.AssignVariableOp(resource=skipped.handle, value=more)
             return tracing.after(tf.group(logged, kept))
 
         # Named once, not once per epoch.

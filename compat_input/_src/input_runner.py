@@ -10,6 +10,7 @@ import weakref
 
 import tensorflow as tf
 
+from compat_input._src import iterators
 from compat_input._src import start_ops
 from compat_input._src import tf_internals
 
@@ -58,7 +59,7 @@ class PipelineRunner:
             )
             # Made after the start: an error raised first would cancel the start.
             with tf.control_dependencies([started]):
-                self.enqueue_ops.append(self._empty.get_next().op)
+                self.enqueue_ops.append(iterators.get_next(self._empty).op)
         return self
 
     @property

@@ -16,6 +16,7 @@ from typing import Optional
 
 import tensorflow as tf
 
+from compat_input._src import graph_ops
 from compat_input._src import origins as origins_lib
 from compat_input._src import pipeline as pipeline_lib
 
@@ -201,7 +202,7 @@ class Held:
             self.advance = tf.group(
                 *[v.assign(t) for v, t in zip(self._vars, flat)], name="advance"
             )
-            ready = tf.raw_ops.VarIsInitializedOp(resource=self._vars[0].handle)
+            ready = graph_ops.VarIsInitializedOp(resource=self._vars[0].handle)
             check = tf.debugging.Assert(
                 ready,
                 [f"hold '{name}': no batch held yet; run sess.run(held.advance) first."],

@@ -10,6 +10,7 @@ v1 `Iterator` over the same two ops `make_initializable_iterator` makes.
 
 import tensorflow as tf
 
+from compat_input._src import graph_ops
 from compat_input._src import tf_internals
 from compat_input._src import tracing
 
@@ -31,7 +32,7 @@ def with_options(dataset: tf.data.Dataset, options: tf.data.Options) -> tf.data.
     spec = dataset.element_spec
     if not tracing.dense(tf.nest.flatten(spec)):
         return dataset.with_options(options)
-    variant = tf.raw_ops.OptionsDataset(
+    variant = graph_ops.OptionsDataset(
         input_dataset=dataset._variant_tensor,
         serialized_options=_serialized(options),
         **tracing.typed(spec),
@@ -44,9 +45,29 @@ def initializable(dataset: tf.data.Dataset):
     spec = dataset.element_spec
     if not tracing.dense(tf.nest.flatten(spec)):
         return tf1.data.make_initializable_iterator(dataset)
-    resource = tf.raw_ops.IteratorV2(shared_name="", container="", **tracing.typed(spec))
-    initializer = tf.raw_ops.MakeIterator(dataset=dataset._variant_tensor, iterator=resource)
-    return _v1_iterator(dataset, resource, initializer)
+    resource = graph_ops.IteratorV2(shared_name="", container="", **tracing.typed(spec))
+    variant = dataset._variant_tensor
+    initializer = graph_ops.MakeIterator(dataset=variant, iterator=resource)
+    made = tf_internals.deferred_iterator(
+        resource,
+        spec,
+        lambda: graph_ops.MakeIterator(dataset=variant, iterator=resource),
+        initializer,
+    )
+    return made or _v1_iterator(dataset, resource, initializer)
+
+
+def get_next(iterator, name=None):
+    """`iterator.get_next(name)`, through graph_ops where the elements are dense."""
+    spec = iterator.element_spec
+    flat = tf.nest.flatten(spec)
+    if not tracing.dense(flat):
+        return iterator.get_next(name=name)
+    resource = tf_internals.iterator_resource(iterator)
+    tensors = graph_ops.IteratorGetNext(iterator=resource, name=name, **tracing.typed(spec))
+    for tensor, part in zip(tensors, flat):
+        tensor.set_shape(part.shape)
+    return tf.nest.pack_sequence_as(spec, tensors)
 
 
 def _v1_iterator(dataset, resource, initializer):
@@ -66,11 +87,11 @@ def deferred(dataset: tf.data.Dataset):
     if not tracing.dense(tf.nest.flatten(spec)):
         return initializable(dataset)
     variant = dataset._variant_tensor
-    resource = tf.raw_ops.IteratorV2(shared_name="", container="", **tracing.typed(spec))
+    resource = graph_ops.IteratorV2(shared_name="", container="", **tracing.typed(spec))
     made = tf_internals.deferred_iterator(
-        resource, spec, lambda: tf.raw_ops.MakeIterator(dataset=variant, iterator=resource)
+        resource, spec, lambda: graph_ops.MakeIterator(dataset=variant, iterator=resource)
     )
     if made is None:  # pragma: no cover - see tf_internals.deferred_iterator.
-        initializer = tf.raw_ops.MakeIterator(dataset=variant, iterator=resource)
+        initializer = graph_ops.MakeIterator(dataset=variant, iterator=resource)
         made = _v1_iterator(dataset, resource, initializer)
     return made

@@ -31,6 +31,7 @@ from typing import Optional
 import numpy as np
 import tensorflow as tf
 
+from compat_input._src import graph_ops
 from compat_input._src import pipeline as pipeline_lib
 from compat_input._src import reader_logs
 from compat_input._src.probes import Probe
@@ -83,16 +84,16 @@ class ExampleLog:
         slots = ordinals % _RING
         with tf.control_dependencies([self._note_skipped(ordinals)]):
             return tf.group(
-                tf.raw_ops.ResourceScatterUpdate(
+                graph_ops.ResourceScatterUpdate(
                     resource=self._origins.handle, indices=slots, updates=origins
                 ),
-                tf.raw_ops.ResourceScatterUpdate(
+                graph_ops.ResourceScatterUpdate(
                     resource=self._entered.handle, indices=slots, updates=ordinals
                 ),
             )
 
     def leave(self, ordinals: tf.Tensor) -> tf.Operation:
-        return tf.raw_ops.ResourceScatterUpdate(
+        return graph_ops.ResourceScatterUpdate(
             resource=self._left.handle, indices=ordinals % _RING, updates=ordinals
         )
 
@@ -100,15 +101,15 @@ class ExampleLog:
         # One example at a time under "skip": the previous one either left or failed.
         previous = ordinal - 1
         slot = tf.maximum(previous, 0) % _RING
-        entered = tf.raw_ops.ResourceGather(
+        entered = graph_ops.ResourceGather(
             resource=self._entered.handle, indices=slot, dtype=tf.int64
         )
-        left = tf.raw_ops.ResourceGather(resource=self._left.handle, indices=slot, dtype=tf.int64)
+        left = graph_ops.ResourceGather(resource=self._left.handle, indices=slot, dtype=tf.int64)
         failed = tf.logical_and(tf.equal(entered, previous), tf.not_equal(left, previous))
         failed = tf.logical_and(failed, previous >= 0)
 
         def note():
-            origin = tf.raw_ops.ResourceGather(
+            origin = graph_ops.ResourceGather(
                 resource=self._origins.handle, indices=slot, dtype=tf.string
             )
             origin = tf.where(
@@ -117,7 +118,7 @@ class ExampleLog:
                 origin,
             )
             first = self._first_skipped.read_value()
-            keep = tf.raw_ops.AssignVariableOp(
+            keep = graph_ops.AssignVariableOp(
                 resource=self._first_skipped.handle,
                 value=tf.where(tf.equal(first, ""), origin, first),
             )

@@ -30,6 +30,7 @@ import tensorflow as tf
 
 from compat_input._src import checkpoint
 from compat_input._src import device_prefetch
+from compat_input._src import graph_ops
 from compat_input._src import input_runner
 from compat_input._src import iterators
 from compat_input._src import session_release
@@ -166,7 +167,7 @@ class Pipeline:
         built_pipelines.append(name)
         checkpoint.add_saveable(self, list(source.ops))
         if not self.lazy:  # Started in every session: made now, with the pipeline's name.
-            self._made["is_started"] = tf.raw_ops.VarIsInitializedOp(resource=self.started_handle)
+            self._made["is_started"] = graph_ops.VarIsInitializedOp(resource=self.started_handle)
             self._made["start"] = self._make_start("start")
             # After the saveable, which makes state of its own.
             self._made["state"] = _initialized_so_far(graph)
@@ -174,8 +175,12 @@ class Pipeline:
 
     def _make_start(self, name: str) -> tf.Operation:
         # Marked started only once the iterator is: a run waiting on the mark reads now.
+        # (The variable's own initializer is made at the graph's root, with no such order.)
         with tf.control_dependencies([self.iterator.initializer]):
-            return tf.group(self._started.initializer, name=name)
+            started = self._started
+            return graph_ops.AssignVariableOp(
+                resource=started.handle, value=started.initial_value, name=name
+            )
 
     def _once(self, what: str, make):
         return tf_internals.made_once(self._made, what, self.started_handle.graph, make)
@@ -183,7 +188,7 @@ class Pipeline:
     @property
     def is_started(self) -> tf.Tensor:
         return self._once(
-            "is_started", lambda: tf.raw_ops.VarIsInitializedOp(resource=self.started_handle)
+            "is_started", lambda: graph_ops.VarIsInitializedOp(resource=self.started_handle)
         )
 
     @property
@@ -213,10 +218,11 @@ class Pipeline:
         """
         # The read itself waits for the check, or an unstarted iterator fails first.
         with tf.control_dependencies([self.guard]):
-            element = self.iterator.get_next()
-        self.read_op_names.append(tf.nest.flatten(element, expand_composites=True)[0].op.name)
+            element = iterators.get_next(self.iterator)
+        flat = tf.nest.flatten(element, expand_composites=True)
+        self.read_op_names.append(flat[0].op.name)
         with tf.control_dependencies([after(element)] if after else []):
-            flat = tf.identity_n(tf.nest.flatten(element, expand_composites=True), name=name)
+            flat = graph_ops.IdentityN(input=flat, name=name)
         return tf.nest.pack_sequence_as(element, flat, expand_composites=True)
 
 

@@ -143,8 +143,9 @@ def _producer_queue(
             f"specified (input_tensor {input_tensor.name} has shape {input_tensor.shape})"
         )
     counter = _epoch_counter(num_epochs)
-    # Read variables (ref or resource) once per pipeline start, as a plain tensor.
-    value = tf.identity(input_tensor)
+    # Read variables (ref or resource) once per pipeline start, as a plain tensor; a
+    # constant is one already.
+    value = input_tensor if input_tensor.op.type == "Const" else tf.identity(input_tensor)
     full_shape = tf.TensorShape([None]).concatenate(shape)
     # Rows of a shape known at build time need no check as they run.
     known = input_tensor.shape[1:] == shape and input_tensor.shape.is_fully_defined()

@@ -13,6 +13,7 @@ from typing import Optional
 
 import tensorflow as tf
 
+from compat_input._src import graph_ops
 from compat_input._src import pipeline as pipeline_lib
 from compat_input._src.state_variables import initial
 
@@ -46,8 +47,8 @@ class OpenedFiles:
         names, order = handles or self.handles()
         slot = index % _FILES
         return tf.group(
-            tf.raw_ops.ResourceScatterUpdate(resource=names, indices=slot, updates=work),
-            tf.raw_ops.ResourceScatterUpdate(resource=order, indices=slot, updates=index),
+            graph_ops.ResourceScatterUpdate(resource=names, indices=slot, updates=work),
+            graph_ops.ResourceScatterUpdate(resource=order, indices=slot, updates=index),
         )
 
     def culprit(self, values, error: tf.errors.OpError) -> Optional[str]:
@@ -115,12 +116,10 @@ class RecentRecords:
             total = tf.size(keys, out_type=tf.int64)
         some = total > 0
         counts = tf.stack([tf.cast(some, tf.int64), total])
-        with tf.control_dependencies(
-            [tf.raw_ops.AssignAddVariableOp(resource=count, value=counts)]
-        ):
+        with tf.control_dependencies([graph_ops.AssignAddVariableOp(resource=count, value=counts)]):
             # Two blocks logged at once may share a row; then one of them is not named.
-            blocks, records = tf.raw_ops.Unpack(
-                value=tf.raw_ops.ReadVariableOp(resource=count, dtype=tf.int64), num=2
+            blocks, records = graph_ops.Unpack(
+                value=graph_ops.ReadVariableOp(resource=count, dtype=tf.int64), num=2
             )
         # An empty block (the end of a file) goes to the unread row: without a cond, which
         # costs every pipeline a function more.
@@ -137,7 +136,7 @@ class RecentRecords:
         if self._with_values:
             parts.append(_joined(values, _LINES_APART))
         parts += [tf.strings.as_string(records - logged), tf.strings.as_string(logged)]
-        return tf.raw_ops.ResourceScatterUpdate(resource=rows, indices=row, updates=tf.stack(parts))
+        return graph_ops.ResourceScatterUpdate(resource=rows, indices=row, updates=tf.stack(parts))
 
     def records(self, values) -> tuple:
         """`(logged, {key: value})` of a snapshot, or `(logged, None)` where values are not
@@ -167,7 +166,7 @@ _LINES_APART = "\n"
 
 def _joined(strings: tf.Tensor, apart: str) -> tf.Tensor:
     # The raw op: `tf.strings.reduce_join` works out the axes with three ops more.
-    return tf.raw_ops.ReduceJoin(inputs=strings, reduction_indices=0, separator=apart)
+    return graph_ops.ReduceJoin(inputs=strings, reduction_indices=0, separator=apart)
 
 
 def _split(joined: bytes, apart: str, row) -> Optional[list]:

@@ -11,6 +11,7 @@ TensorFlow's own reader ops, which still work in graph mode.
 
 import tensorflow as tf
 
+from compat_input._src import graph_ops
 from compat_input._src import input_files
 from compat_input._src import origins
 from compat_input._src import pipeline as pipeline_lib
@@ -127,26 +128,26 @@ class ReaderBase:
             keys = keys if keys.shape.rank == 1 else tf.reshape(keys, [-1])
             count = tf.size(keys, out_type=tf.int64)
             counted = [
-                tf.raw_ops.AssignAddVariableOp(resource=produced, value=count),
+                graph_ops.AssignAddVariableOp(resource=produced, value=count),
                 self.recent.log(keys, values, recent, total=count, cut=not in_block),
             ]
             if ended is not None:  # The empty block after a work item's last one.
                 ended = tf.cast(ended, tf.int64)
-                counted.append(tf.raw_ops.AssignAddVariableOp(resource=completed, value=ended))
+                counted.append(graph_ops.AssignAddVariableOp(resource=completed, value=ended))
             return tf.group(counted)
 
         def finish(key, value):
             # Reached once the file's records are exhausted; counts it, yields nothing.
             one = tf.constant(1, tf.int64)
             with tf.control_dependencies(
-                [tf.raw_ops.AssignAddVariableOp(resource=completed, value=one)]
+                [graph_ops.AssignAddVariableOp(resource=completed, value=one)]
             ):
                 return tf.constant(False)
 
         def note(key):
-            noted = tf.raw_ops.ReadVariableOp(resource=reading, dtype=tf.string)
+            noted = graph_ops.ReadVariableOp(resource=reading, dtype=tf.string)
             newest = tf.concat([tf.reshape(key, [1]), noted[: _NOTES - 1]], 0)
-            return tf.raw_ops.AssignVariableOp(resource=reading, value=newest)
+            return graph_ops.AssignVariableOp(resource=reading, value=newest)
 
         records = self._records(work, bump, note)
         if self._counts_ends:
@@ -292,7 +293,7 @@ class TextLineReader(ReaderBase):
             with tf.control_dependencies([bump(keys, lines, ended=index < 0, in_block=True)]):
                 return tf.identity(keys), tf.identity(lines)
 
-        lines = tracing.one_file(tf.raw_ops.TextLineDataset, work)
+        lines = tracing.one_file(graph_ops.TextLineDataset, work)
         blocks = tracing.enumerate_(lines.skip(skip).batch(BLOCK))
         end = tf.data.Dataset.from_tensors((tf.constant(-1, tf.int64), tf.zeros([0], tf.string)))
         return tracing.unbatch(blocks.concatenate(end).map(block))

@@ -8,6 +8,7 @@ tracing.shared_call), so a graph with 50 pipelines pays one call op each, not a 
 
 import tensorflow as tf
 
+from compat_input._src import graph_ops
 from compat_input._src import tracing
 
 tf1 = tf.compat.v1
@@ -15,7 +16,7 @@ tf1 = tf.compat.v1
 
 def _assign_all(*pairs):
     handles, values = pairs[: len(pairs) // 2], pairs[len(pairs) // 2 :]
-    assigned = [tf.raw_ops.AssignVariableOp(resource=h, value=v) for h, v in zip(handles, values)]
+    assigned = [graph_ops.AssignVariableOp(resource=h, value=v) for h, v in zip(handles, values)]
     return tracing.after(tf.group(assigned))
 
 
@@ -24,7 +25,7 @@ def _initialize_missing(*pairs):
     # last one tells for all. One cond per group: running a cond costs a session more than
     # the assignments (50 towers with one per variable started 1.5 s later).
     return tf.cond(
-        tf.raw_ops.VarIsInitializedOp(resource=pairs[len(pairs) // 2 - 1]),
+        graph_ops.VarIsInitializedOp(resource=pairs[len(pairs) // 2 - 1]),
         lambda: tf.constant(True),
         lambda: _assign_all(*pairs),
     )
@@ -34,14 +35,12 @@ def start_if_needed_now(dataset, iterator, started):
     """True, once the pipeline is started (by this call if it was not)."""
 
     def start():
-        make = tf.raw_ops.MakeIterator(dataset=dataset, iterator=iterator)
+        make = graph_ops.MakeIterator(dataset=dataset, iterator=iterator)
         with tf.control_dependencies([make]):
             # Marked started only once the iterator is: a run waiting on the mark reads.
-            return tracing.after(tf.raw_ops.AssignVariableOp(resource=started, value=True))
+            return tracing.after(graph_ops.AssignVariableOp(resource=started, value=True))
 
-    return tf.cond(
-        tf.raw_ops.VarIsInitializedOp(resource=started), lambda: tf.constant(True), start
-    )
+    return tf.cond(graph_ops.VarIsInitializedOp(resource=started), lambda: tf.constant(True), start)
 
 
 def initialize_missing(variables: list, after) -> tf.Operation:

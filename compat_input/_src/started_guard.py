@@ -8,6 +8,7 @@ program's first run.
 
 import tensorflow as tf
 
+from compat_input._src import graph_ops
 from compat_input._src import start_ops
 from compat_input._src import tracing
 
@@ -35,8 +36,8 @@ def _started_within_wait(started):
 
     return tf.while_loop(
         waiting,
-        lambda _: tf.raw_ops.VarIsInitializedOp(resource=started),
-        [tf.raw_ops.VarIsInitializedOp(resource=started)],
+        lambda _: graph_ops.VarIsInitializedOp(resource=started),
+        [graph_ops.VarIsInitializedOp(resource=started)],
     )[0]
 
 
@@ -44,7 +45,7 @@ def _started_or_starting(dataset, iterator, started, input_started):
     # A pipeline left unstarted while the session's input was started (a reader a batcher
     # reads through its own pipeline) starts on its first direct read.
     return tf.cond(
-        tf.raw_ops.VarIsInitializedOp(resource=input_started),
+        graph_ops.VarIsInitializedOp(resource=input_started),
         lambda: start_ops.start_if_needed_now(dataset, iterator, started),
         # A call of the function the other guards call: its loop is traced once.
         lambda: _wait(started),
@@ -68,4 +69,6 @@ def guard(started: tf.Tensor, name: str, deferred=None) -> tf.Operation:
         else:
             args = [deferred[0], deferred[1], started, deferred[2]]
             ready = tracing.shared_call("started_or_starting", _started_or_starting, args)
-        return tf.debugging.Assert(ready, [message])
+        # `tf.debugging.Assert` would make the message's constant twice.
+        data = [tf.constant(message, name="message")]
+        return graph_ops.Assert(condition=ready, data=data, summarize=3, name="Assert")

@@ -18,6 +18,7 @@ from typing import Optional
 import numpy as np
 import tensorflow as tf
 
+from compat_input._src import graph_ops
 from compat_input._src import tf_internals
 
 tf1 = tf.compat.v1
@@ -52,7 +53,7 @@ class StateVariable:
         self.shape = value.shape if shape is None else tf.TensorShape(shape)
         with tf1.name_scope(None, name, []) as scope:
             # A name ending in "/" is taken whole: the handle op is the scope's own name.
-            self.handle = tf.raw_ops.VarHandleOp(
+            self.handle = graph_ops.VarHandleOp(
                 dtype=self.dtype, shape=self.shape, shared_name=scope[:-1], name=scope
             )
         self.name = self.handle.name
@@ -67,7 +68,7 @@ class StateVariable:
     def initializer(self) -> tf.Operation:
         return self._once(
             "initializer",
-            lambda: tf.raw_ops.AssignVariableOp(resource=self.handle, value=self.initial_value),
+            lambda: graph_ops.AssignVariableOp(resource=self.handle, value=self.initial_value),
         )
 
     def value(self) -> tf.Tensor:
@@ -77,11 +78,11 @@ class StateVariable:
     _as_graph_element = value
 
     def is_initialized(self) -> tf.Tensor:
-        return tf.raw_ops.VarIsInitializedOp(resource=self.handle)
+        return graph_ops.VarIsInitializedOp(resource=self.handle)
 
     def read_value(self) -> tf.Tensor:
-        return tf.raw_ops.ReadVariableOp(resource=self.handle, dtype=self.dtype)
+        return graph_ops.ReadVariableOp(resource=self.handle, dtype=self.dtype)
 
     def assign(self, value) -> tf.Operation:
         value = tf.convert_to_tensor(value, dtype=self.dtype)
-        return tf.raw_ops.AssignVariableOp(resource=self.handle, value=value)
+        return graph_ops.AssignVariableOp(resource=self.handle, value=value)

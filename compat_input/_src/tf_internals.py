@@ -108,10 +108,11 @@ class _DeferredIterator(tf.compat.v1.data.Iterator):
     """A v1 iterator whose initializer and string handle are made on first use.
 
     TensorFlow's makes both with the iterator (`Iterator.__init__`), and a reader that only
-    batchers read never uses either: two of a tower's 63 ops (pipeline.py).
+    batchers read never uses either: two of a tower's 63 ops (pipeline.py). A batcher's
+    initializer is made with it (`initializer`); its string handle is seldom used.
     """
 
-    def __init__(self, resource: tf.Tensor, spec, make_initializer):
+    def __init__(self, resource: tf.Tensor, spec, make_initializer, initializer=None):
         from tensorflow.python.data.ops import iterator_ops
         from tensorflow.python.data.util import structure
 
@@ -121,7 +122,7 @@ class _DeferredIterator(tf.compat.v1.data.Iterator):
         self._flat_tensor_types = structure.get_flat_tensor_types(spec)
         self._get_next_call_count = 0
         self._make_initializer = make_initializer
-        self._made: dict = {}
+        self._made: dict = {} if initializer is None else {"initializer": initializer}
         tf.compat.v1.add_to_collection(iterator_ops.GLOBAL_ITERATORS, resource)
 
     def _once(self, what: str, make):
@@ -139,12 +140,13 @@ class _DeferredIterator(tf.compat.v1.data.Iterator):
         )
 
 
-def deferred_iterator(resource: tf.Tensor, spec, make_initializer):
+def deferred_iterator(resource: tf.Tensor, spec, make_initializer, initializer=None):
     """A `tf.compat.v1.data.Iterator` over `resource` whose `initializer` is
-    `make_initializer()`, made at the graph's root on first use. None where this
-    TensorFlow lays its iterator out otherwise (the caller makes its initializer now)."""
+    `make_initializer()`, made at the graph's root on first use (or `initializer`, made
+    already), and its string handle too. None where this TensorFlow lays its iterator out
+    otherwise (the caller makes its initializer now)."""
     try:
-        return _DeferredIterator(resource, spec, make_initializer)
+        return _DeferredIterator(resource, spec, make_initializer, initializer)
     except (ImportError, AttributeError):  # pragma: no cover - two ops more per reader.
         return None
 
@@ -172,3 +174,16 @@ def set_handle_data(tensor: tf.Tensor, serialized: bytes) -> None:
 
     data = cpp_shape_inference_pb2.CppShapeInferenceResult.HandleData.FromString(serialized)
     handle_data_util.set_handle_data(tensor, data)
+
+
+def op_def(op_type: str):
+    """The registered `OpDef` of an op type, or None (no public registry lookup)."""
+    from tensorflow.python.framework import op_def_registry
+
+    return op_def_registry.get(op_type)
+
+
+def create_op(graph: tf.Graph, op_type: str, inputs: list, attrs: dict, name: str, definition):
+    """The op made from its inputs and serialized attrs alone: what TensorFlow's generic
+    op builder does last, after its per-op inference (graph_ops.py)."""
+    return graph._create_op_internal(op_type, inputs, name=name, attrs=attrs, op_def=definition)

@@ -14,6 +14,7 @@ from typing import Optional
 
 import tensorflow as tf
 
+from compat_input._src import graph_ops
 from compat_input._src import tracing
 
 tf1 = tf.compat.v1
@@ -21,7 +22,7 @@ tf1 = tf.compat.v1
 
 def records_from(path: tf.Tensor, offset, compression: str) -> tf.data.Dataset:
     """The records of a TFRecord file from a byte offset on (inside a dataset function)."""
-    variant = tf.raw_ops.TFRecordDatasetV2(
+    variant = graph_ops.TFRecordDatasetV2(
         filenames=tf.reshape(path, [1]),
         compression_type=compression,
         buffer_size=tf.constant(256 * 1024, tf.int64),
@@ -52,7 +53,7 @@ def keyed_records(
 ) -> tf.data.Dataset:
     """`(file:offset key, record)` of the file `work`; `bump(keys)` runs a block at a time,
     `note(key)` before the file is opened again at the end (see ReaderBase._records)."""
-    records = tracing.one_file(tf.raw_ops.TFRecordDataset, work, compression_type=compression or "")
+    records = tracing.one_file(graph_ops.TFRecordDataset, work, compression_type=compression or "")
     blocks = records.apply(tf.data.experimental.ignore_errors()).batch(block)
     end = tf.data.Dataset.from_tensors(tf.zeros([0], tf.string))
     blocks = blocks.map(lambda b: (False, b)).concatenate(end.map(lambda b: (True, b)))

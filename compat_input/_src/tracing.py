@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import tensorflow as tf
 
+from compat_input._src import graph_ops
 from compat_input._src import tf_internals
 from compat_input._src.state_variables import initial
 
@@ -224,13 +225,13 @@ def shared_map(
     }
     if parallel.get("num_parallel_calls"):
         deterministic = parallel.get("deterministic")
-        variant = tf.raw_ops.ParallelMapDatasetV2(
+        variant = graph_ops.ParallelMapDatasetV2(
             num_parallel_calls=initial(parallel["num_parallel_calls"], tf.int64),
             deterministic="default" if deterministic is None else str(deterministic).lower(),
             **common,
         )
     else:
-        variant = tf.raw_ops.MapDataset(**common)
+        variant = graph_ops.MapDataset(**common)
     return tf.data.experimental.from_variant(variant, spec)
 
 
@@ -241,7 +242,7 @@ def shared_flat_map(dataset, key: str, fn: Callable, args=()):
     if traced is None:
         return dataset.flat_map(lambda *e: fn(_packed(dataset, e), *args))
     concrete, inputs, spec = traced
-    variant = tf.raw_ops.FlatMapDataset(
+    variant = graph_ops.FlatMapDataset(
         input_dataset=dataset._variant_tensor,
         other_arguments=inputs,
         f=_attr(concrete),
@@ -268,12 +269,10 @@ def enumerate_(dataset):
     of the graph (tf.data's makes six: its bounds, and a rewrite step we turn off)."""
     spec = (tf.TensorSpec([], tf.int64), dataset.element_spec)
     start, stop, step = (initial(v, tf.int64) for v in (0, 2**63 - 1, 1))
-    numbers = tf.raw_ops.RangeDataset(
+    numbers = graph_ops.RangeDataset(
         start=start, stop=stop, step=step, output_types=[tf.int64], output_shapes=[[]]
     )
-    variant = tf.raw_ops.ZipDataset(
-        input_datasets=[numbers, dataset._variant_tensor], **typed(spec)
-    )
+    variant = graph_ops.ZipDataset(input_datasets=[numbers, dataset._variant_tensor], **typed(spec))
     return tf.data.experimental.from_variant(variant, spec)
 
 
@@ -287,7 +286,7 @@ def batch(dataset, size, drop_remainder: bool = False):
     batched = tf.nest.map_structure(
         lambda s: tf.TensorSpec(tf.TensorShape([static]).concatenate(s.shape), s.dtype), spec
     )
-    variant = tf.raw_ops.BatchDatasetV2(
+    variant = graph_ops.BatchDatasetV2(
         input_dataset=dataset._variant_tensor,
         batch_size=initial(size, tf.int64) if isinstance(size, int) else size,
         drop_remainder=initial(drop_remainder, tf.bool),
@@ -296,11 +295,43 @@ def batch(dataset, size, drop_remainder: bool = False):
     return tf.data.experimental.from_variant(variant, batched)
 
 
+def repeated(tensor: tf.Tensor, count: int) -> tf.data.Dataset:
+    """`Dataset.from_tensors(tensor).repeat(count)`, the count shared by the graph."""
+    spec = tf.TensorSpec(tensor.shape, tensor.dtype)
+    one = graph_ops.TensorDataset(components=[tensor], output_shapes=[tensor.shape])
+    variant = graph_ops.RepeatDataset(
+        input_dataset=one, count=initial(count, tf.int64), **typed(spec)
+    )
+    return tf.data.experimental.from_variant(variant, spec)
+
+
+def shuffle(dataset, buffer_size: int, seed=None):
+    """`dataset.shuffle(buffer_size, seed)`, its constants shared by the graph; the seeds
+    are tf.data's own (the graph's seed and `seed`, as `tf.compat.v1.get_seed` gives them)."""
+    spec = dataset.element_spec
+    graph = tf.compat.v1.get_default_graph()
+    if not dense(tf.nest.flatten(spec)) or getattr(graph, "building_function", False):
+        return dataset.shuffle(buffer_size, seed=seed)  # In a function, tf.data's V3 op.
+    seed, seed2 = tf.compat.v1.get_seed(seed)
+    if seed2 is not None and not seed and not seed2:
+        seed2 = 2**31 - 1  # tf.data's: both 0 would mean "random".
+    seed, seed2 = seed or 0, seed2 or 0
+    variant = graph_ops.ShuffleDataset(
+        input_dataset=dataset._variant_tensor,
+        buffer_size=initial(buffer_size, tf.int64),
+        seed=initial(seed, tf.int64),
+        seed2=initial(seed2, tf.int64),
+        reshuffle_each_iteration=True,
+        **typed(spec),
+    )
+    return tf.data.experimental.from_variant(variant, spec)
+
+
 def prefetch(dataset, buffer_size: int):
     """`dataset.prefetch(buffer_size)`, its constant shared by every pipeline of the graph."""
     if not dense(tf.nest.flatten(dataset.element_spec)):
         return dataset.prefetch(buffer_size)
-    variant = tf.raw_ops.PrefetchDataset(
+    variant = graph_ops.PrefetchDataset(
         input_dataset=dataset._variant_tensor,
         buffer_size=initial(buffer_size, tf.int64),
         **typed(dataset.element_spec),
@@ -314,7 +345,7 @@ def unbatch(dataset):
     if not dense(tf.nest.flatten(spec)):
         return dataset.unbatch()
     unbatched = tf.nest.map_structure(lambda s: tf.TensorSpec(s.shape[1:], s.dtype), spec)
-    variant = tf.raw_ops.UnbatchDataset(input_dataset=dataset._variant_tensor, **typed(unbatched))
+    variant = graph_ops.UnbatchDataset(input_dataset=dataset._variant_tensor, **typed(unbatched))
     return tf.data.experimental.from_variant(variant, unbatched)
 
 
@@ -326,7 +357,7 @@ def shared_call(key: str, fn: Callable, args) -> list:
     """
     concrete, inputs, spec = _function(key, lambda _, *a: fn(*a), (), list(args))
     attrs = typed(spec)
-    outputs = tf.raw_ops.StatefulPartitionedCall(
+    outputs = graph_ops.StatefulPartitionedCall(
         args=inputs, Tout=attrs["output_types"], f=_attr(concrete)
     )
     for output, shape in zip(outputs, attrs["output_shapes"]):
