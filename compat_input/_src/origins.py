@@ -363,8 +363,9 @@ class Origins:
             return None
         # A reader that opened a file again at the end of its records noted where: one
         # record read again there tells whether that was the failure.
-        noted = run(sess, [reader.reading for reader in self.readers])
-        for reader, keys in zip(self.readers, noted):
+        noting = [reader for reader in self.readers if reader.reading is not None]
+        noted = run(sess, [reader.reading for reader in noting]) if noting else []
+        for reader, keys in zip(noting, noted):
             for key in keys:
                 key = key.decode("utf-8", "replace")
                 again = reader.check_at(key) if key else None

@@ -19,6 +19,9 @@ from compat_input._src.state_variables import initial
 
 tf1 = tf.compat.v1
 
+# Which of RecentRecords' counts: records logged (produced), work items finished.
+RECORDS, FINISHED = 1, 2
+
 # Files and blocks of records kept: more than a pipeline reads ahead of the program.
 _FILES = 16
 _BLOCKS = 16
@@ -97,29 +100,43 @@ class RecentRecords:
             self._rows = pipeline_lib.state_variable(
                 initial("", tf.string, [_BLOCKS + 1, self._width]), "keys"
             )
-            # Blocks and records logged.
-            self._count = pipeline_lib.state_variable(initial(0, tf.int64, [2]), "blocks")
+            # Blocks and records logged, and work items finished. Every record a reader
+            # produces is logged, so these are its counts too (records produced, work units
+            # completed): one variable, one write per block, where three were written apart.
+            self._count = pipeline_lib.state_variable(initial(0, tf.int64, [3]), "counts")
             self.snapshot = (self._count, self._rows)  # Fetched as values.
 
     def handles(self) -> list:
         """What `log` writes: passed to a function traced once for every reader."""
         return [self._count.handle, self._rows.handle]
 
-    def log(self, keys: tf.Tensor, values=None, handles=None, total=None, cut=True):
+    def count(self, which: int) -> tf.Tensor:
+        """One of the counts (`RECORDS`, `FINISHED`), read now."""
+        counts = graph_ops.ReadVariableOp(resource=self._count.handle, dtype=tf.int64)
+        return counts[which]
+
+    def finished(self, handles=None) -> tf.Operation:
+        """Counts one more work item finished."""
+        count, _ = handles or self.handles()
+        one = tf.constant([0, 0, 1], tf.int64)
+        return graph_ops.AssignAddVariableOp(resource=count, value=one)
+
+    def log(self, keys: tf.Tensor, values=None, handles=None, total=None, cut=True, ended=None):
         """Logs up to `block` keys; a longer vector (a whole file at once) logs its last ones.
 
         `total` is the size of `keys`, where the caller has it; `cut=False` where `keys`
-        are known to be a block at most.
+        are known to be a block at most; `ended` (a bool), whether a work item finished.
         """
         count, rows = handles or self.handles()
         if total is None:
             total = tf.size(keys, out_type=tf.int64)
         some = total > 0
-        counts = tf.stack([tf.cast(some, tf.int64), total])
+        ended = tf.zeros([], tf.int64) if ended is None else tf.cast(ended, tf.int64)
+        counts = tf.stack([tf.cast(some, tf.int64), total, ended])
         with tf.control_dependencies([graph_ops.AssignAddVariableOp(resource=count, value=counts)]):
             # Two blocks logged at once may share a row; then one of them is not named.
-            blocks, records = graph_ops.Unpack(
-                value=graph_ops.ReadVariableOp(resource=count, dtype=tf.int64), num=2
+            blocks, records, _ = graph_ops.Unpack(
+                value=graph_ops.ReadVariableOp(resource=count, dtype=tf.int64), num=3
             )
         # An empty block (the end of a file) goes to the unread row: without a cond, which
         # costs every pipeline a function more.

@@ -49,6 +49,8 @@ class ReaderBase:
     _logs_values = False
     # Whether `_records` counts the end of a work item itself (`bump(..., ended=...)`).
     _counts_ends = False
+    # Whether `_records` opens files again and notes where (`note(key)`).
+    _notes = False
 
     def __init__(self, name=None):
         pipeline_lib.check_graph_mode(type(self).__name__)
@@ -57,13 +59,13 @@ class ReaderBase:
         self._legacy = None
         with tf1.name_scope(name, self._default_name) as scope:
             self._scope = scope
-            # Counters live in no collection, like a legacy reader's internal state.
-            zero = initial(0, tf.int64)
-            self._produced = pipeline_lib.state_variable(zero, "records_produced")
-            self._completed = pipeline_lib.state_variable(zero, "work_units_completed")
             # Where it last opened files again, newest first, to name an error there at once
             # (origins.py); several, as the stream runs on after an error reaches the program.
-            self.reading = pipeline_lib.state_variable(initial("", tf.string, [_NOTES]), "reading")
+            # Only readers that open files again note it.
+            self.reading = None
+            if self._notes:
+                noted = initial("", tf.string, [_NOTES])
+                self.reading = pipeline_lib.state_variable(noted, "reading")
             # bad_records="skip": files unusable at build time; the names of those gone later.
             self.unusable: list = []
             skipping = options.bad_records == "skip"
@@ -71,6 +73,7 @@ class ReaderBase:
             self.opened = reader_logs.OpenedFiles(
                 lambda path: rereading.replay(self._records, path)
             )
+            # Its counts are the reader's (state in no collection, as a legacy reader's).
             self.recent = reader_logs.RecentRecords(BLOCK, with_values=self._logs_values)
 
     # -- what subclasses define -------------------------------------------------------------
@@ -97,11 +100,11 @@ class ReaderBase:
     def reader_ref(self):
         if self._legacy is not None:
             return self._legacy.reader_ref
-        return self._produced.handle
+        return self.recent.handles()[0]
 
     def _state(self) -> list:
         """The handles `_counted` writes, in the order it takes them."""
-        own = [self._produced.handle, self._completed.handle, self.reading.handle]
+        own = [self.reading.handle] if self.reading is not None else []
         return own + self.opened.handles() + self.recent.handles()
 
     def _config(self) -> tuple:
@@ -117,7 +120,8 @@ class ReaderBase:
         `state` holds the handles of `_state`: the function this runs in is traced once
         for every reader of the same kind and configuration (tracing.shared_flat_map).
         """
-        produced, completed, reading, *logs = state
+        logs = list(state)
+        reading = logs.pop(0) if self.reading is not None else None
         opened, recent = logs[:2], logs[2:]
         with tf.control_dependencies([self.opened.opened(index, work, opened)]):
             work = tf.identity(work)
@@ -125,23 +129,14 @@ class ReaderBase:
         def bump(keys, values=None, ended=None, in_block=False):
             # Counted, and logged for error messages (origins.py), a block at a time; with
             # `in_block`, the keys are known to be a block at most (nothing to cut).
+            # `ended`: the empty block after a work item's last one.
             keys = keys if keys.shape.rank == 1 else tf.reshape(keys, [-1])
             count = tf.size(keys, out_type=tf.int64)
-            counted = [
-                graph_ops.AssignAddVariableOp(resource=produced, value=count),
-                self.recent.log(keys, values, recent, total=count, cut=not in_block),
-            ]
-            if ended is not None:  # The empty block after a work item's last one.
-                ended = tf.cast(ended, tf.int64)
-                counted.append(graph_ops.AssignAddVariableOp(resource=completed, value=ended))
-            return tf.group(counted)
+            return self.recent.log(keys, values, recent, count, not in_block, ended)
 
         def finish(key, value):
             # Reached once the file's records are exhausted; counts it, yields nothing.
-            one = tf.constant(1, tf.int64)
-            with tf.control_dependencies(
-                [graph_ops.AssignAddVariableOp(resource=completed, value=one)]
-            ):
+            with tf.control_dependencies([self.recent.finished(recent)]):
                 return tf.constant(False)
 
         def note(key):
@@ -242,10 +237,12 @@ class ReaderBase:
         )
 
     def num_records_produced(self, name=None):
-        return self._answer("num_records_produced", self._produced.read_value, name=name)
+        produced = lambda: self.recent.count(reader_logs.RECORDS)  # noqa: E731
+        return self._answer("num_records_produced", produced, name=name)
 
     def num_work_units_completed(self, name=None):
-        return self._answer("num_work_units_completed", self._completed.read_value, name=name)
+        completed = lambda: self.recent.count(reader_logs.FINISHED)  # noqa: E731
+        return self._answer("num_work_units_completed", completed, name=name)
 
     def reset(self, name=None):
         return self._answer("reset", lambda: tf.no_op(name=name), name=name)
@@ -308,6 +305,7 @@ class TFRecordReader(ReaderBase):
 
     _legacy_class = tf1.TFRecordReader
     _default_name = "TFRecordReader"
+    _notes = True
     _key_kind = "offset"
 
     def __init__(self, name=None, options=None):
