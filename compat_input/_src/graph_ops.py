@@ -72,6 +72,10 @@ def _frozen(value) -> Any:
     raise _Unhandled(type(value).__name__)
 
 
+# Serialized attrs kept per op type: a graph's pipelines share a few dozen values.
+_KEPT = 512
+
+
 class _OpKind:
     """What the builder needs of one op type's definition, looked up once."""
 
@@ -116,6 +120,8 @@ class _OpKind:
                 raise _Unhandled("attr")
             # TensorFlow fills in the defaults as it makes the node.
             attrs = {k: _attr_value(self.attr_kinds[k], v) for k, v in given.items()}
+            if len(self.attrs) >= _KEPT:  # Functions are named anew in every graph.
+                self.attrs.clear()
             self.attrs[key] = attrs
         graph = tf.compat.v1.get_default_graph()
         if any(t.graph is not graph for t in inputs):
