@@ -3,7 +3,7 @@
 `tf.raw_ops` goes through TensorFlow's generic op builder, which converts every input and
 infers and serializes every attr anew for each op: 110-150 µs for a dataset or variable
 op in a graph of 3,000, where making the same node from its serialized attrs costs 45-55.
-A tower of input makes some 60 ops, most of them ours, and the same attrs again and again
+A tower of input makes some 50 ops, most of them ours, and the same attrs again and again
 (the element types and shapes of its datasets), so attrs are serialized once per value
 here. Only what the generic builder would infer from the inputs is inferred (list lengths,
 input types); TensorFlow fills in the defaults, so the node is the same

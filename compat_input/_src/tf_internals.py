@@ -108,8 +108,8 @@ class _DeferredIterator(tf.compat.v1.data.Iterator):
     """A v1 iterator whose initializer and string handle are made on first use.
 
     TensorFlow's makes both with the iterator (`Iterator.__init__`), and a reader that only
-    batchers read never uses either: two of a tower's 63 ops (pipeline.py). A batcher's
-    initializer is made with it (`initializer`); its string handle is seldom used.
+    batchers read never uses either (pipeline.py). A batcher's initializer is made with it
+    (`initializer`); its string handle is seldom used. Three ops of a tower.
     """
 
     def __init__(self, resource: tf.Tensor, spec, make_initializer, initializer=None):
