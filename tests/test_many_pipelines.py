@@ -141,13 +141,14 @@ def _ops_per_tower(api, tmp_path) -> float:
     return (counts[1] - counts[0]) / 4
 
 
-def test_a_tower_adds_at_most_one_and_a_half_times_the_ops_of_a_legacy_tower(tmp_path):
+def test_a_tower_adds_at_most_1_4_times_the_ops_of_a_legacy_tower(tmp_path):
     # Each op costs the build 50-150 us and every session some kilobytes: a graph of 50
-    # towers made 131 per tower where legacy makes 47, then 63, now 51. State made op by op
-    # (an initializer, check and read per variable), a variable per counter, or a function
-    # per pipeline per variable is caught here.
+    # towers once made 131 per tower where legacy makes 47; here 59, where 70 before
+    # reader counters shared a variable and batchers made their string handles on first
+    # use. State made op by op (an initializer, check and read per variable), a variable
+    # per counter, or a function per pipeline per variable is caught here.
     legacy = _ops_per_tower(helpers.legacy_api(), tmp_path)
-    assert _ops_per_tower(compat_input, tmp_path) <= 1.5 * legacy
+    assert _ops_per_tower(compat_input, tmp_path) <= 1.4 * legacy
 
 
 def test_each_tower_counts_its_own_records(tmp_path):
