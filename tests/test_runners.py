@@ -261,3 +261,33 @@ def test_an_error_computing_a_producer_when_it_starts(api):
                 # Raised where the input starts, with its own type and message.
                 with pytest.raises(tf.errors.InvalidArgumentError, match="epoch_size == 0"):
                     train.start_queue_runners(sess, coord)
+
+
+def _ancestors(op: tf.Operation) -> set:
+    seen, todo = set(), [op]
+    while todo:
+        op = todo.pop()
+        if op not in seen:
+            seen.add(op)
+            todo += [t.op for t in op.inputs] + list(op.control_inputs)
+    return seen
+
+
+def test_a_pipeline_is_marked_started_only_once_its_iterator_is():
+    # A read waiting on the mark (started_guard.py) reads as soon as it is set: set before
+    # the iterator is made, that read finds no iterator. The variable's own initializer is
+    # made at the graph's root, with no such order, so the start writes the mark itself.
+    with tf.Graph().as_default() as graph:
+        value = compat_input.range_input_producer(5, shuffle=False).dequeue()
+        compat_input.batch([value], 2)
+        batchers = [p for p in pipeline_lib.pipelines_of(graph) if not p.lazy]
+        assert batchers
+        for pipeline in batchers:
+            marks = [
+                op
+                for op in _ancestors(pipeline.start_op)
+                if op.type == "AssignVariableOp" and op.inputs[0] is pipeline.started_handle
+            ]
+            assert marks
+            for mark in marks:
+                assert pipeline.iterator.initializer in _ancestors(mark)
