@@ -28,20 +28,15 @@ class _Unhandled(Exception):
     """Built by `tf.raw_ops` instead."""
 
 
-def _scalar(kind: str, value) -> dict:
-    if kind == "type":
-        return {"type": tf.as_dtype(value).as_datatype_enum}
-    if kind == "shape":
-        return {"shape": tf.TensorShape(value).as_proto()}
-    if kind == "int":
-        return {"i": int(value)}
-    if kind == "float":
-        return {"f": float(value)}
-    if kind == "bool":
-        return {"b": bool(value)}
-    if kind == "string":
-        return {"s": tf.compat.as_bytes(value)}
-    raise _Unhandled(kind)
+# Per scalar attr kind: the AttrValue field that holds it, and how a value becomes it.
+_FIELDS = {
+    "type": ("type", lambda v: tf.as_dtype(v).as_datatype_enum),
+    "shape": ("shape", lambda v: tf.TensorShape(v).as_proto()),
+    "int": ("i", int),
+    "float": ("f", float),
+    "bool": ("b", bool),
+    "string": ("s", tf.compat.as_bytes),
+}
 
 
 def _attr_value(kind: str, value) -> Any:
@@ -49,12 +44,13 @@ def _attr_value(kind: str, value) -> Any:
         if isinstance(value, _NameAttrList):
             return _AttrValue(func=value)
         raise _Unhandled(kind)
-    if kind.startswith("list(") and kind.endswith(")"):
-        parts = [_scalar(kind[5:-1], v) for v in value]
-        field = {"type": "type", "shape": "shape", "int": "i"}.get(kind[5:-1])
-        field = field or {"float": "f", "bool": "b", "string": "s"}.get(kind[5:-1])
-        return _AttrValue(list=_AttrValue.ListValue(**{field: [p[field] for p in parts]}))
-    return _AttrValue(**_scalar(kind, value))
+    listed = kind.startswith("list(") and kind.endswith(")")
+    field, convert = _FIELDS.get(kind[5:-1] if listed else kind, (None, None))
+    if field is None:
+        raise _Unhandled(kind)
+    if listed:
+        return _AttrValue(list=_AttrValue.ListValue(**{field: [convert(v) for v in value]}))
+    return _AttrValue(**{field: convert(value)})
 
 
 def _frozen(value) -> Any:
@@ -111,6 +107,10 @@ class _OpKind:
             if arg.type_list_attr:
                 inferred[arg.type_list_attr] = [v.dtype for v in values]
             inputs += values
+        graph = tf.compat.v1.get_default_graph()
+        if any(t.graph is not graph for t in inputs):
+            # Captured into a function: raw_ops names the capture after the op's own scope.
+            raise _Unhandled("capture")
         given = {k: v for k, v in kwargs.items() if k not in self.input_names}
         given.update(inferred)
         key = tuple(sorted((k, _frozen(v)) for k, v in given.items()))
@@ -123,10 +123,6 @@ class _OpKind:
             if len(self.attrs) >= _KEPT:  # Functions are named anew in every graph.
                 self.attrs.clear()
             self.attrs[key] = attrs
-        graph = tf.compat.v1.get_default_graph()
-        if any(t.graph is not graph for t in inputs):
-            # Captured into a function: raw_ops names the capture after the op's own scope.
-            raise _Unhandled("capture")
         op = tf_internals.create_op(graph, self.type, inputs, attrs, name, self.definition)
         return self._outputs(op, attrs)
 

@@ -41,21 +41,30 @@ def with_options(dataset: tf.data.Dataset, options: tf.data.Options) -> tf.data.
     return tf.data.experimental.from_variant(variant, spec)
 
 
-def initializable(dataset: tf.data.Dataset):
-    """`tf.compat.v1.data.make_initializable_iterator(dataset)`."""
+def initializable(dataset: tf.data.Dataset, deferred: bool = False):
+    """`tf.compat.v1.data.make_initializable_iterator(dataset)`, its string handle made on
+    first use. With `deferred`, its initializer too, at the graph's root: the iterator of a
+    reader or producer, which only batchers may read (pipeline.py)."""
     spec = dataset.element_spec
     if not tracing.dense(tf.nest.flatten(spec)):
         return tf1.data.make_initializable_iterator(dataset)
     resource = graph_ops.IteratorV2(shared_name="", container="", **tracing.typed(spec))
     variant = dataset._variant_tensor
-    initializer = graph_ops.MakeIterator(dataset=variant, iterator=resource)
-    made = tf_internals.deferred_iterator(
-        resource,
-        spec,
-        lambda: graph_ops.MakeIterator(dataset=variant, iterator=resource),
-        initializer,
-    )
-    return made or _v1_iterator(dataset, resource, initializer)
+
+    def make():
+        return graph_ops.MakeIterator(dataset=variant, iterator=resource)
+
+    initializer = None if deferred else make()
+    made = tf_internals.deferred_iterator(resource, spec, make, initializer)
+    if made is None:  # pragma: no cover - see tf_internals.deferred_iterator.
+        made = tf1.data.Iterator(
+            resource,
+            initializer or make(),
+            tf1.data.get_output_types(dataset),
+            tf1.data.get_output_shapes(dataset),
+            tf1.data.get_output_classes(dataset),
+        )
+    return made
 
 
 def get_next(iterator, name=None):
@@ -69,30 +78,3 @@ def get_next(iterator, name=None):
     for tensor, part in zip(tensors, flat):
         tensor.set_shape(part.shape)
     return tf.nest.pack_sequence_as(spec, tensors)
-
-
-def _v1_iterator(dataset, resource, initializer):
-    return tf1.data.Iterator(
-        resource,
-        initializer,
-        tf1.data.get_output_types(dataset),
-        tf1.data.get_output_shapes(dataset),
-        tf1.data.get_output_classes(dataset),
-    )
-
-
-def deferred(dataset: tf.data.Dataset):
-    """`initializable(dataset)`, its initializer made at the graph's root on first use: the
-    iterator of a reader or producer, which only batchers may read (pipeline.py)."""
-    spec = dataset.element_spec
-    if not tracing.dense(tf.nest.flatten(spec)):
-        return initializable(dataset)
-    variant = dataset._variant_tensor
-    resource = graph_ops.IteratorV2(shared_name="", container="", **tracing.typed(spec))
-    made = tf_internals.deferred_iterator(
-        resource, spec, lambda: graph_ops.MakeIterator(dataset=variant, iterator=resource)
-    )
-    if made is None:  # pragma: no cover - see tf_internals.deferred_iterator.
-        initializer = graph_ops.MakeIterator(dataset=variant, iterator=resource)
-        made = _v1_iterator(dataset, resource, initializer)
-    return made

@@ -148,8 +148,7 @@ class Pipeline:
         # copies the graph before it reads the collections that name them.
         self.lazy = not source.batches
         with tf.device(self.device):
-            make = iterators.deferred if self.lazy else iterators.initializable
-            self.iterator = make(dataset)
+            self.iterator = iterators.initializable(dataset, deferred=self.lazy)
         self.variant = dataset._variant_tensor
         self.resource = tf_internals.iterator_resource(self.iterator)
         # Lives in no collection: initializers, savers and ready_op must not see it.

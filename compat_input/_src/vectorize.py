@@ -341,8 +341,12 @@ def _over_block(examples: Callable, elements: tuple):
     instantiates them (the CSV tower's function had 41 nodes, now 10). Here the views are
     the elements themselves, as pfor sees them.
     """
-    if not hasattr(_pfor, "PFor") or not hasattr(_pfor.PFor, "_add_conversion"):
+
+    def mapped():  # TensorFlow's own, where pfor's pieces are missing or do not fit.
         return tf.vectorized_map(examples, elements, fallback_to_while_loop=False, warn=False)
+
+    if not hasattr(_pfor, "PFor") or not hasattr(_pfor.PFor, "_add_conversion"):
+        return mapped()
     graph = tf.compat.v1.get_default_graph()
     length = elements[0].shape[0]
     if length is None:
@@ -354,7 +358,7 @@ def _over_block(examples: Callable, elements: tuple):
         outputs = examples(views)
     flat = tf.nest.flatten(outputs)
     if not all(isinstance(t, tf.Tensor) for t in flat):  # What pfor's own wrapper unpacks.
-        return tf.vectorized_map(examples, elements, fallback_to_while_loop=False, warn=False)
+        return mapped()
     made = set(graph.get_operations()) - before
     with tf.name_scope("pfor"):
         converter = _pfor.PFor(index, length, made, fallback_to_while_loop=False, warn=False)
