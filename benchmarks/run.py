@@ -1,18 +1,27 @@
-"""Benchmarks: one legacy program, three ways, side by side.
+"""Benchmarks: unmodified TF1 programs, three ways, side by side, where users run them.
 
-For each workload the same graph-building code runs on (a) TensorFlow's own queues,
-(b) compat_input, and (c) the pipeline written by hand in idiomatic tf.data. Every
-measurement runs in its own process (so peak memory is its own), the three ways are
-interleaved, and each figure is the median of `--repeats` runs. Results go to
-benchmarks/results/results.md (and results.json).
+Each workload is a TF1 program file in benchmarks/programs/ (`import tensorflow as tf`,
+`tf.train.shuffle_batch`, `tf.Session`), run as its own process:
 
-    python benchmarks/run.py [--repeats 3] [--batches 60] [--only csv,image]
+- legacy:  `compat-input run --legacy PROGRAM`: TensorFlow's own queues;
+- compat:  `compat-input run PROGRAM`: compat_input, as a user runs it;
+- tf.data: `compat-input run --legacy PROGRAM_tfdata`: the same input written by hand in
+  idiomatic tf.data (nothing of compat_input in play).
+
+All three run in TF1 behaviour (`compat-input run` calls disable_v2_behavior()), the world
+every user program runs in. `--worlds tf1,tf2` adds a second column: the same programs in
+TF2 behaviour with eager execution off and compat_input.install() (code converted by
+tf_upgrade_v2), through benchmarks/tf2_world.py. Modes are interleaved (drift hits them
+alike); each figure is the median of `--repeats` runs; peak memory is each process's own.
+Results go to benchmarks/results/results.md (and results.json, results.png).
+
+    python benchmarks/run.py [--repeats 3] [--steps 200] [--only csv,jpeg] [--worlds tf1,tf2]
 """
 
 import argparse
 import json
 import os
-import resource
+import re
 import statistics
 import subprocess
 import sys
@@ -22,245 +31,117 @@ import time
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+PROGRAMS = os.path.join(HERE, "programs")
 RESULTS = os.path.join(HERE, "results")
-BATCH = 128
-WORKLOADS = ["csv", "image", "fixed", "preloaded", "join", "validation"]
+CLI = [sys.executable, "-m", "compat_input._src.cli"]
+# (workload, what its program does); `step` times training steps of a tiny model.
+WORKLOADS = {
+    "csv": "TextLineReader + decode_csv + shuffle_batch(2 threads)",
+    "fixed": "FixedLengthRecordReader + decode_raw + batch(2 threads)",
+    "cifar": "CIFAR-10 tutorial: fixed-length + crop, flip, brightness, contrast, "
+    "standardization + shuffle_batch(16 threads)",
+    "image": "TFRecordReader + parse_single_example + crop, flip, standardization + "
+    "shuffle_batch(2 threads)",
+    "jpeg": "WholeFileReader + decode_jpeg + resize + crop + flip + shuffle_batch(4 threads)",
+    "preloaded": "slice_input_producer over constants + batch(2 threads)",
+    "join": "4 TFRecordReaders over one queue + shuffle_batch_join",
+    "step": "tiny model (batch 20, one matmul) trained from TextLineReader + batch: steps/s",
+}
 MODES = ["legacy", "compat", "tfdata"]
 
 
 # -- data ----------------------------------------------------------------------------------
 
 
-def make_data(root: str) -> dict:
+def make_data(root: str) -> None:
     import tensorflow as tf
 
     rng = np.random.default_rng(0)
-    paths = {"csv": [], "tfr": [], "bin": []}
     for shard in range(4):
-        path = os.path.join(root, f"part{shard}.csv")
         rows = rng.integers(0, 1000, size=(25000, 10))
-        np.savetxt(path, rows, fmt="%d", delimiter=",")
-        paths["csv"].append(path)
-        path = os.path.join(root, f"img{shard}.tfrecord")
-        with tf.io.TFRecordWriter(path) as writer:
+        np.savetxt(os.path.join(root, f"part{shard}.csv"), rows, fmt="%d", delimiter=",")
+        with tf.io.TFRecordWriter(os.path.join(root, f"img{shard}.tfrecord")) as writer:
             for i in range(2500):
                 image = rng.integers(0, 255, size=32 * 32 * 3, dtype=np.uint8).tobytes()
                 feature = {
                     "image": tf.train.Feature(bytes_list=tf.train.BytesList(value=[image])),
                     "label": tf.train.Feature(int64_list=tf.train.Int64List(value=[i % 10])),
                 }
-                writer.write(
-                    tf.train.Example(
-                        features=tf.train.Features(feature=feature)
-                    ).SerializeToString()
-                )
-        paths["tfr"].append(path)
-        path = os.path.join(root, f"cifar{shard}.bin")
-        with open(path, "wb") as f:
+                example = tf.train.Example(features=tf.train.Features(feature=feature))
+                writer.write(example.SerializeToString())
+        with open(os.path.join(root, f"cifar{shard}.bin"), "wb") as f:
             f.write(rng.integers(0, 255, size=3073 * 2500, dtype=np.uint8).tobytes())
-        paths["bin"].append(path)
-    return paths
-
-
-# -- the legacy programs (api = tf.compat.v1.train + readers, or compat_input) -------------
-
-
-def _image(serialized, tf):
-    parsed = tf.io.parse_single_example(
-        serialized,
-        {
-            "image": tf.io.FixedLenFeature([], tf.string),
-            "label": tf.io.FixedLenFeature([], tf.int64),
-        },
+    os.makedirs(os.path.join(root, "jpeg"))
+    for i in range(400):
+        # Smooth images compress as photos do; noise would make every JPEG its worst case.
+        base = rng.integers(0, 255, size=(12, 12, 3), dtype=np.uint8)
+        image = tf.image.resize(base, [96, 96]).numpy().astype(np.uint8)
+        with open(os.path.join(root, "jpeg", f"{i % 10}_{i}.jpg"), "wb") as f:
+            f.write(tf.io.encode_jpeg(image, quality=90).numpy())
+    np.savez(
+        os.path.join(root, "preloaded.npz"),
+        images=rng.random((20000, 64), dtype=np.float32),
+        labels=np.arange(20000, dtype=np.int32) % 10,
     )
-    image = tf.reshape(tf.io.decode_raw(parsed["image"], tf.uint8), [32, 32, 3])
-    image = tf.image.random_crop(tf.cast(image, tf.float32), [28, 28, 3])
-    image = tf.image.random_flip_left_right(image)
-    return tf.image.per_image_standardization(image), parsed["label"]
 
 
-def legacy_program(workload: str, api, paths: dict, tf):
-    tf1 = tf.compat.v1
-    if workload == "csv":
-        queue = api.string_input_producer(paths["csv"])
-        _, line = api.TextLineReader().read(queue)
-        columns = tf1.decode_csv(line, [[0]] * 10)
-        return api.shuffle_batch(
-            [tf.stack(columns[1:]), columns[0]],
-            BATCH,
-            capacity=1000 + 3 * BATCH,
-            min_after_dequeue=1000,
-            num_threads=2,
-        )
-    if workload == "image":
-        queue = api.string_input_producer(paths["tfr"])
-        _, serialized = api.TFRecordReader().read(queue)
-        image, label = _image(serialized, tf)
-        return api.shuffle_batch(
-            [image, label], BATCH, capacity=1000 + 3 * BATCH, min_after_dequeue=1000, num_threads=2
-        )
-    if workload == "fixed":
-        queue = api.string_input_producer(paths["bin"])
-        _, record = api.FixedLengthRecordReader(3073).read(queue)
-        raw = tf.io.decode_raw(record, tf.uint8)
-        label = tf.cast(raw[0], tf.int32)
-        image = tf.transpose(tf.reshape(raw[1:], [3, 32, 32]), [1, 2, 0])
-        return api.batch(
-            [tf.cast(image, tf.float32) / 255.0, label], BATCH, num_threads=2, capacity=4 * BATCH
-        )
-    if workload == "preloaded":
-        images = tf.constant(np.random.default_rng(1).random((20000, 64), dtype=np.float32))
-        labels = tf.constant(np.arange(20000, dtype=np.int32) % 10)
-        image, label = api.slice_input_producer([images, labels])
-        return api.batch([image * 2.0, label], BATCH, capacity=4 * BATCH)
-    if workload == "join":
-        queue = api.string_input_producer(paths["tfr"])
-        lists = []
-        for _ in range(2):
-            _, serialized = api.TFRecordReader().read(queue)
-            lists.append(list(_image(serialized, tf)))
-        return api.batch_join(lists, BATCH, capacity=4 * BATCH)
-    raise ValueError(workload)
+# -- one measurement: a program in its own process -----------------------------------------
 
 
-def tfdata_program(workload: str, paths: dict, tf):
-    """The same input written by hand in idiomatic tf.data (what a migration would write)."""
-    tf1 = tf.compat.v1
-    auto = tf.data.AUTOTUNE
-    files = None
-    if workload == "csv":
-        files = tf.data.Dataset.from_tensor_slices(paths["csv"]).shuffle(4).repeat()
-        lines = files.interleave(tf.data.TextLineDataset, cycle_length=2, num_parallel_calls=auto)
-
-        def parse(line):
-            columns = tf.io.decode_csv(line, [[0]] * 10)
-            return tf.stack(columns[1:], axis=-1), columns[0]
-
-        # Whole batches parsed at once: decode_csv is a batch op.
-        dataset = lines.shuffle(1000 + BATCH).batch(BATCH, drop_remainder=True).map(parse, auto)
-    elif workload in ("image", "join"):
-        files = tf.data.Dataset.from_tensor_slices(paths["tfr"]).shuffle(4).repeat()
-        records = files.interleave(tf.data.TFRecordDataset, cycle_length=2, num_parallel_calls=auto)
-        dataset = records.map(lambda s: _image(s, tf), auto)
-        if workload == "image":
-            dataset = dataset.shuffle(1000 + BATCH)
-        dataset = dataset.batch(BATCH, drop_remainder=True)
-    elif workload == "fixed":
-        files = tf.data.Dataset.from_tensor_slices(paths["bin"]).shuffle(4).repeat()
-        records = files.interleave(
-            lambda f: tf.data.FixedLengthRecordDataset(f, 3073),
-            cycle_length=2,
-            num_parallel_calls=auto,
-        )
-
-        def decode(record):
-            raw = tf.io.decode_raw(record, tf.uint8)
-            image = tf.transpose(tf.reshape(raw[1:], [3, 32, 32]), [1, 2, 0])
-            return tf.cast(image, tf.float32) / 255.0, tf.cast(raw[0], tf.int32)
-
-        dataset = records.map(decode, auto).batch(BATCH, drop_remainder=True)
-    elif workload == "preloaded":
-        images = np.random.default_rng(1).random((20000, 64), dtype=np.float32)
-        labels = np.arange(20000, dtype=np.int32) % 10
-        dataset = (
-            tf.data.Dataset.from_tensor_slices((images, labels))
-            .shuffle(20000)
-            .repeat()
-            .map(lambda i, lb: (i * 2.0, lb), auto)
-            .batch(BATCH, drop_remainder=True)
-        )
+def command(workload: str, mode: str, world: str) -> list:
+    program = os.path.join(PROGRAMS, f"{workload}_{'tfdata' if mode == 'tfdata' else 'queues'}.py")
+    if world == "tf1":
+        runner = CLI + ["run"]
     else:
-        raise ValueError(workload)
-    iterator = tf1.data.make_initializable_iterator(dataset.prefetch(auto))
-    tf1.add_to_collection("bench_init", iterator.initializer)
-    return iterator.get_next()
+        runner = [sys.executable, os.path.join(HERE, "tf2_world.py")]
+    return runner + ([] if mode == "compat" else ["--legacy"]) + [program]
 
 
-# -- one measurement (runs in its own process) ---------------------------------------------
+def measure(workload: str, mode: str, world: str, root: str, steps: int) -> dict:
+    cmd = command(workload, mode, world) + [root, str(steps)]
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        process = subprocess.Popen(cmd, stdout=out, stderr=err, env=env, cwd=PROGRAMS)
+        _, status, usage = os.wait4(process.pid, 0)
+        process.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read(), err.read()
+    if process.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed ({process.returncode}):\n{stderr[-3000:]}")
+    result = json.loads(stdout.strip().splitlines()[-1])
+    result["peak_mb"] = usage.ru_maxrss / 1024
+    # `compat-input run`'s own report: how each per-example graph ran.
+    result["mapped"] = re.findall(r"compat-input: (\S+ ran .*)", stderr)
+    return result
 
 
-def measure(workload: str, mode: str, data_root: str, batches: int) -> dict:
+def measure_validation(mode: str, world: str) -> dict:
+    """A full validation pass: compat_input.iterate in the running session vs legacy's
+    workaround (new session, restore, start queues). Run in-process in the chosen world."""
     os.environ["TF_CPP_MIN_LOG_LEVEL"] = "2"
     import tensorflow as tf
 
     tf1 = tf.compat.v1
-    tf1.disable_eager_execution()
-    tf.get_logger().setLevel("ERROR")
+    if world == "tf1":
+        tf1.disable_v2_behavior()
+    else:
+        tf1.disable_eager_execution()
     import compat_input
 
-    paths = json.load(open(os.path.join(data_root, "paths.json")))
-    if workload == "validation":
-        return measure_validation(mode, tf, compat_input)
-    api = _api(mode, tf, compat_input)
-
-    def program():
-        if mode == "tfdata":
-            return tfdata_program(workload, paths, tf)
-        return legacy_program(workload, api, paths, tf)
-
-    with tf.Graph().as_default():
-        program()  # One-time costs of a process (first tf.data tracing) are not per pipeline.
-    graph = tf.Graph()
-    with graph.as_default():
-        start = time.perf_counter()
-        fetches = program()
-        build = time.perf_counter() - start
-        with tf1.Session() as sess:
-            sess.run([tf1.global_variables_initializer(), tf1.local_variables_initializer()])
-            sess.run(tf1.get_collection("bench_init"))
-            coord = tf1.train.Coordinator()
-            threads = tf1.train.start_queue_runners(sess, coord)
-            run = sess.make_callable(fetches)
-            for _ in range(10):
-                run()
-            start = time.perf_counter()
-            for _ in range(batches):
-                run()
-            elapsed = time.perf_counter() - start
-            coord.request_stop()
-            coord.join(threads, stop_grace_period_secs=5)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"examples_per_s": batches * BATCH / elapsed, "build_s": build, "peak_mb": peak}
-
-
-def _api(mode, tf, compat_input):
-    import types
-
-    tf1 = tf.compat.v1
-    if mode == "compat":
-        return compat_input
-    names = (
-        "batch batch_join shuffle_batch string_input_producer slice_input_producer "
-        "range_input_producer".split()
-    )
-    api = {n: getattr(tf1.train, n) for n in names}
-    api.update(
-        {
-            n: getattr(tf1, n)
-            for n in ("TextLineReader", "TFRecordReader", "FixedLengthRecordReader")
-        }
-    )
-    return types.SimpleNamespace(**api)
-
-
-def measure_validation(mode: str, tf, compat_input) -> dict:
-    """A full validation pass: compat_input.iterate vs the legacy new-session workaround."""
-    tf1 = tf.compat.v1
-    rng = np.random.default_rng(2)
-    data = rng.random((5000, 32), dtype=np.float32)
-    ckpt_dir = tempfile.mkdtemp()
     if mode == "tfdata":
-        return {"examples_per_s": float("nan"), "build_s": float("nan"), "peak_mb": float("nan")}
-    api = compat_input if mode == "compat" else _api("legacy", tf, compat_input)
-    graph = tf.Graph()
-    with graph.as_default():
+        return {"examples_per_s": float("nan"), "peak_mb": float("nan"), "build_s": 0.0}
+    train = compat_input if mode == "compat" else tf1.train
+    data = np.random.default_rng(2).random((5000, 32), dtype=np.float32)
+    ckpt_dir = tempfile.mkdtemp()
+    times = []
+    with tf.Graph().as_default():
         w = tf1.Variable(tf.ones([32, 1]))
-        (row,) = api.slice_input_producer([tf.constant(data)], num_epochs=1, shuffle=False)
-        batch = api.batch([row], BATCH, allow_smaller_final_batch=True)
+        (row,) = train.slice_input_producer([tf.constant(data)], num_epochs=1, shuffle=False)
+        batch = train.batch([row], 128, allow_smaller_final_batch=True)
         loss = tf.reduce_sum(tf.matmul(batch, w))
         saver = tf1.train.Saver([w])
         init = [tf1.global_variables_initializer(), tf1.local_variables_initializer()]
-        times = []
         with tf1.Session() as sess:
             sess.run(init)
             saver.save(sess, os.path.join(ckpt_dir, "m"))
@@ -268,29 +149,42 @@ def measure_validation(mode: str, tf, compat_input) -> dict:
                 compat_input.start_queue_runners(sess)
                 for _ in range(5):
                     start = time.perf_counter()
-                    total = sum(float(v) for v in compat_input.iterate(sess, loss))
+                    sum(float(v) for v in compat_input.iterate(sess, loss))
                     times.append(time.perf_counter() - start)
         if mode == "legacy":
             for _ in range(5):
                 start = time.perf_counter()
-                with tf1.Session() as sess:  # The workaround: new session, restore, start.
+                with tf1.Session() as sess:
                     sess.run(tf1.local_variables_initializer())
                     saver.restore(sess, tf1.train.latest_checkpoint(ckpt_dir))
                     coord = tf1.train.Coordinator()
                     threads = tf1.train.start_queue_runners(sess, coord)
-                    total = 0.0
                     try:
                         while True:
-                            total += float(sess.run(loss))
+                            sess.run(loss)
                     except tf.errors.OutOfRangeError:
                         pass
                     coord.request_stop()
                     coord.join(threads)
                 times.append(time.perf_counter() - start)
-    del total
-    seconds = statistics.median(times)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"examples_per_s": len(data) / seconds, "build_s": seconds, "peak_mb": peak}
+    import resource
+
+    return {
+        "examples_per_s": len(data) / statistics.median(times),
+        "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "build_s": 0.0,
+        "mapped": [],
+    }
+
+
+def _validation(mode: str, world: str) -> dict:
+    out = subprocess.run(
+        [sys.executable, __file__, "--validation", mode, world],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 # -- driver --------------------------------------------------------------------------------
@@ -299,60 +193,93 @@ def measure_validation(mode: str, tf, compat_input) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--batches", type=int, default=60)
-    parser.add_argument("--only", default=",".join(WORKLOADS))
-    parser.add_argument("--measure", nargs=3, metavar=("WORKLOAD", "MODE", "DATA"))
+    parser.add_argument("--steps", type=int, default=200)
+    parser.add_argument("--only", default=",".join([*WORKLOADS, "validation"]))
+    parser.add_argument("--worlds", default="tf1,tf2")
+    parser.add_argument("--validation", nargs=2, metavar=("MODE", "WORLD"))
     args = parser.parse_args()
-    if args.measure:
-        workload, mode, root = args.measure
-        print(json.dumps(measure(workload, mode, root, args.batches)))
+    if args.validation:
+        print(json.dumps(measure_validation(*args.validation)))
         return 0
 
     os.makedirs(RESULTS, exist_ok=True)
     root = tempfile.mkdtemp(prefix="compat_input_bench_")
     os.environ["TF_CPP_MIN_LOG_LEVEL"] = "2"
-    paths = make_data(root)
-    json.dump(paths, open(os.path.join(root, "paths.json"), "w"))
+    make_data(root)
     workloads = args.only.split(",")
-    samples = {(w, m): [] for w in workloads for m in MODES}
+    worlds = args.worlds.split(",")
+    samples = {(w, m, x): [] for w in workloads for m in MODES for x in worlds}
     for repeat in range(args.repeats):
         for w in workloads:
-            for m in MODES:  # Interleaved: drift hits every mode alike.
-                out = subprocess.run(
-                    [
-                        sys.executable,
-                        __file__,
-                        "--batches",
-                        str(args.batches),
-                        "--measure",
-                        w,
-                        m,
-                        root,
-                    ],
-                    capture_output=True,
-                    text=True,
-                    check=True,
-                )
-                samples[(w, m)].append(json.loads(out.stdout.strip().splitlines()[-1]))
-                print(
-                    f"[{repeat + 1}/{args.repeats}] {w:10s} {m:7s} {samples[(w, m)][-1]}",
-                    flush=True,
-                )
-    table = _table(samples, workloads)
-    if set(workloads) != set(WORKLOADS):
-        print(table)  # A partial run does not replace the full results.
-        return 0
+            for x in worlds:
+                for m in MODES:  # Interleaved: drift hits every mode alike.
+                    if w == "validation":
+                        result = _validation(m, x)
+                    else:
+                        result = measure(w, m, x, root, args.steps)
+                    samples[(w, m, x)].append(result)
+                    rate = result["examples_per_s"]
+                    print(f"[{repeat + 1}/{args.repeats}] {w:10s} {x} {m:7s} {rate:,.0f}/s")
+    table = _table(samples, workloads, worlds, args)
+    print(table)
+    if set(workloads) != {*WORKLOADS, "validation"} or "tf1" not in worlds:
+        return 0  # A partial run does not replace the full results.
     with open(os.path.join(RESULTS, "results.md"), "w") as f:
         f.write(table)
     with open(os.path.join(RESULTS, "results.json"), "w") as f:
-        json.dump({f"{w}/{m}": v for (w, m), v in samples.items()}, f, indent=1)
+        json.dump({"/".join(k): v for k, v in samples.items()}, f, indent=1)
     _chart(samples, workloads)
-    print(table)
     return 0
 
 
+def _median(samples: list, key: str) -> float:
+    return statistics.median(s[key] for s in samples)
+
+
+def _table(samples: dict, workloads: list, worlds: list, args) -> str:
+    tf2 = "tf2" in worlds
+    lines = [
+        f"Medians of {args.repeats} runs (modes interleaved), {args.steps} timed steps after 10, "
+        f"{os.cpu_count()} cores. Every program is an unmodified TF1 program file "
+        "(benchmarks/programs/) run in its own process. **TF1 behaviour** (`compat-input run`, "
+        "disable_v2_behavior(), where users run): legacy = `compat-input run --legacy`, "
+        "compat = `compat-input run`, tf.data = the hand-written tf.data program. "
+        + (
+            "TF2 behaviour (eager off + install(), code converted by tf_upgrade_v2) is the "
+            "last column. "
+            if tf2
+            else ""
+        )
+        + "Rates are examples/s, except `step` (training steps/s of a tiny model) and "
+        "`validation` (one full pass over 5,000 examples: compat_input.iterate in the running "
+        "session vs legacy's new session + restore + start).",
+        "",
+        "| workload | legacy | compat | tf.data | compat / legacy | compat / tf.data "
+        "| peak MB (legacy, compat, tf.data) | how compat mapped it |"
+        + (" TF2: compat / legacy, compat / tf.data |" if tf2 else ""),
+        "|---|---|---|---|---|---|---|---|" + ("---|" if tf2 else ""),
+    ]
+    for w in workloads:
+        key = "steps_per_s" if w == "step" else "examples_per_s"
+        rate = {m: _median(samples[(w, m, "tf1")], key) for m in MODES}
+        peak = {m: _median(samples[(w, m, "tf1")], "peak_mb") for m in MODES}
+        mapped = "; ".join(samples[(w, "compat", "tf1")][-1].get("mapped", [])) or "-"
+        row = (
+            f"| {w} | {rate['legacy']:,.0f} | {rate['compat']:,.0f} | {rate['tfdata']:,.0f} | "
+            f"**{rate['compat'] / rate['legacy']:.2f}x** | {rate['compat'] / rate['tfdata']:.2f}x "
+            f"| {peak['legacy']:.0f}, {peak['compat']:.0f}, {peak['tfdata']:.0f} | {mapped} |"
+        )
+        if tf2:
+            r2 = {m: _median(samples[(w, m, "tf2")], key) for m in MODES}
+            row += f" {r2['compat'] / r2['legacy']:.2f}x, {r2['compat'] / r2['tfdata']:.2f}x |"
+        lines.append(row)
+    lines += ["", "Workloads:", ""]
+    lines += [f"- `{w}`: {WORKLOADS.get(w, 'see above')}" for w in workloads]
+    return "\n".join(lines) + "\n"
+
+
 def _chart(samples: dict, workloads: list) -> None:
-    """benchmarks/results/results.png: examples/s per workload, the three ways side by side."""
+    """benchmarks/results/results.png: the three ways side by side, TF1 behaviour."""
     try:
         import matplotlib
 
@@ -361,50 +288,20 @@ def _chart(samples: dict, workloads: list) -> None:
     except ImportError:
         print("matplotlib is not installed: no chart (make bench installs it)")
         return
-    shown = [w for w in workloads if w != "validation"]
-    fig, ax = plt.subplots(figsize=(9, 4.5))
+    shown = [w for w in workloads if w not in ("validation", "step")]
+    fig, ax = plt.subplots(figsize=(10, 4.5))
     width = 0.27
     for i, mode in enumerate(MODES):
-        values = [_median(samples[(w, mode)], "examples_per_s") for w in shown]
+        values = [_median(samples[(w, mode, "tf1")], "examples_per_s") for w in shown]
         bars = ax.bar([x + (i - 1) * width for x in range(len(shown))], values, width, label=mode)
         ax.bar_label(bars, labels=[f"{v / 1000:.0f}k" for v in values], fontsize=7)
     ax.set_xticks(range(len(shown)), shown)
     ax.set_ylabel("examples / s (median)")
     ax.set_yscale("log")
-    ax.set_title(f"legacy queues vs compat_input vs hand-written tf.data (batch {BATCH})")
+    ax.set_title("TF1 programs: legacy queues vs compat-input run vs hand-written tf.data")
     ax.legend()
     fig.tight_layout()
     fig.savefig(os.path.join(RESULTS, "results.png"), dpi=120)
-
-
-def _median(samples, key):
-    return statistics.median(s[key] for s in samples)
-
-
-def _table(samples: dict, workloads: list) -> str:
-    lines = [
-        f"Medians of {len(next(iter(samples.values())))} runs, batch {BATCH}, "
-        f"{os.cpu_count()} cores. 'validation' is one full pass over 5,000 examples: "
-        "compat_input.iterate in the running session vs legacy's new session + restore + "
-        "start queues (its 'build s' column is seconds per pass).",
-        "",
-        "| workload | legacy ex/s | compat ex/s | tf.data ex/s | compat / legacy | compat / tf.data "
-        "| build s (legacy, compat) | peak MB (legacy, compat, tf.data) |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for w in workloads:
-        med = {
-            m: {k: _median(samples[(w, m)], k) for k in ("examples_per_s", "build_s", "peak_mb")}
-            for m in MODES
-        }
-        leg, com, tfd = (med[m]["examples_per_s"] for m in MODES)
-        lines.append(
-            f"| {w} | {leg:,.0f} | {com:,.0f} | {tfd:,.0f} | {com / leg:.2f}x | "
-            f"{com / tfd if tfd == tfd else float('nan'):.2f}x | "
-            f"{med['legacy']['build_s']:.3f}, {med['compat']['build_s']:.3f} | "
-            f"{med['legacy']['peak_mb']:.0f}, {med['compat']['peak_mb']:.0f}, {med['tfdata']['peak_mb']:.0f} |"
-        )
-    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":

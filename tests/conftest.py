@@ -7,7 +7,20 @@ sys.path.insert(0, os.path.dirname(__file__))
 import pytest  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-tf.compat.v1.disable_eager_execution()
+# Which world the suite runs in (make test runs both):
+# - "tf1" (default): TF1 behaviour, where users are: `compat-input run` and the code
+#   `compat-input migrate` writes call disable_v2_behavior() (V1 TensorShape, reference
+#   variables, v1 control flow).
+# - "tf2": a TF2 program with eager execution off and compat_input.install(), as code
+#   converted by tf_upgrade_v2 runs; differential tests reach compat_input through
+#   tf.compat.v1's own names there (helpers.compat_api).
+WORLD = os.environ.get("COMPAT_INPUT_WORLD", "tf1")
+if WORLD == "tf1":
+    tf.compat.v1.disable_v2_behavior()
+elif WORLD == "tf2":
+    tf.compat.v1.disable_eager_execution()
+else:
+    raise ValueError(f"COMPAT_INPUT_WORLD={WORLD!r}: use 'tf1' or 'tf2'")
 tf.get_logger().setLevel("ERROR")
 
 

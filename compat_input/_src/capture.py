@@ -311,12 +311,14 @@ def capture(targets: list, what: str, defer_errors: bool = False) -> Captured:
         for function in functions:
             if not tf_internals.has_function(here, function.name):
                 tf_internals.add_function(here, function)
+        before = len(here.get_operations())
         imported = tf.graph_util.import_graph_def(
             graph_def,
             input_map={f"{arg_name[n]}:0": v for n, v in input_map.items()},
             return_elements=[t.name for t in targets if t.name not in input_map],
             name="captured",
         )
+        tf_internals.mark_in_loops(here.get_operations()[before:])
         imported = iter(imported)
         return [input_map[t.name] if t.name in input_map else next(imported) for t in targets]
 

@@ -45,6 +45,7 @@ _KERAS_2_HINT = (
 
 def _report() -> None:
     from compat_input._src import pipeline
+    from compat_input._src import vectorize
 
     names = pipeline.built_pipelines
     print(
@@ -52,6 +53,9 @@ def _report() -> None:
         + (f" ({', '.join(sorted(set(names)))})" if names else ""),
         file=sys.stderr,
     )
+    # How each batcher ran its per-example graph, so that a slow path is never silent.
+    for what, how in dict.fromkeys(vectorize.mappings):
+        print(f"compat-input: {what} ran {how}", file=sys.stderr)
 
 
 def serve(ns: argparse.Namespace) -> int:

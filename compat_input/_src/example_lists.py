@@ -61,6 +61,7 @@ class ExampleList:
     enqueue_many: bool
     # Under bad_records="skip": a counter of examples that entered the per-example graph.
     entered: Any = None
+    what: str = ""  # The batcher, for the mapping report (vectorize.note).
 
     @property
     def sources(self) -> list:
@@ -78,22 +79,29 @@ class ExampleList:
             for spec, s in zip(specs, self.shapes)
         )
 
-    def vectorizable(self) -> bool:
-        """Whether mapping a block at once is provably the same as one example at a time."""
+    def not_vectorizable(self) -> Optional[str]:
+        """Why mapping a block at once is not provably the same as one example at a time,
+        or None where it is."""
         if self.entered is not None:
-            return False  # A failing block would drop every example in it.
-        if self.enqueue_many or any(isinstance(t, tf.SparseTensor) for t in self.tensors):
-            return False
+            return "bad_records='skip': a failing block would drop every example in it"
+        if self.enqueue_many:
+            return "enqueue_many"
+        if any(isinstance(t, tf.SparseTensor) for t in self.tensors):
+            return "a SparseTensor in the list"
         if self.keep is not True and self.keep.shape.ndims != 0:
-            return False
+            return "keep_input per example of enqueue_many"
         specs = [s for src in self.sources for s in tf.nest.flatten(src.dataset.element_spec)]
         if not specs or not all(isinstance(s, tf.TensorSpec) for s in specs):
-            return False
+            return "no source, or a source of non-dense elements"
         if not all(s.is_fully_defined() for s in self.shapes):
-            return False  # Examples of several shapes (dynamic_pad) do not stack into blocks.
+            # Examples of several shapes do not stack into blocks.
+            return "examples of several shapes (dynamic_pad or unknown shapes)"
         # Checks stay checks; unseeded random ops draw for each example of a block, as they
         # drew for each example before. Other state would see one call per block.
-        return all(op_kinds.per_example_safe(op) for op in self.captured.ops)
+        for op in self.captured.ops:
+            if not op_kinds.per_example_safe(op):
+                return f"stateful op {op.name} ({op.type}) would run once a block"
+        return None
 
     def key(self) -> Optional[str]:
         """Equal for lists whose `examples` compute the same (tracing.shared_map), or None."""
@@ -164,7 +172,8 @@ def capture_list(tensors: list, keep, what: str, shapes: list, enqueue_many: boo
     if keep is not True and keep is not False:
         targets.append(keep)
     captured = capture_lib.capture(targets, what, defer_errors=True)
-    return ExampleList(tensors, captured, True if keep is False else keep, shapes, enqueue_many)
+    keep = True if keep is False else keep
+    return ExampleList(tensors, captured, keep, shapes, enqueue_many, what=what)
 
 
 def example_log(item: ExampleList, skipping: bool, logs: list) -> Optional[origins.ExampleLog]:
@@ -202,14 +211,19 @@ def map_examples(dataset: tf.data.Dataset, examples, log, parallel) -> tf.data.D
 def examples_of(item: ExampleList, elements, parallel, skipping: bool, logs: list):
     """The examples of one list made from its source's `elements`."""
     key = item.key()
-    if parallel and item.vectorizable():
-        # A block at a time (vectorize.py). Only with num_threads > 1, where legacy delivery
-        # before an error already depended on thread timing: a bad record fails its block.
-        blocks = vectorize.map_blocks(
-            elements, [item.examples], parallel, block=item.block_size(), key=key
-        )
-        if blocks is not None:
+    # A block at a time (vectorize.py). Only with num_threads > 1, where legacy delivery
+    # before an error already depended on thread timing: a bad record fails its block.
+    why_not = item.not_vectorizable() if parallel else vectorize.ONE_THREAD
+    if why_not is None:
+        try:
+            blocks = vectorize.map_blocks(
+                elements, [item.examples], parallel, block=item.block_size(), key=key
+            )
+            vectorize.note(item.what, f"vectorized, {item.block_size()} examples a block")
             return blocks
+        except vectorize.NotVectorized as e:
+            why_not = str(e)
+    vectorize.note(item.what, f"per example ({why_not})")
     log = example_log(item, skipping, logs)
     if log is None and key is not None:
         # The tf.compat.v1 map's choice: an OutOfRangeError from the graph ends the input.

@@ -44,11 +44,13 @@ def _in_turn(lists: list, log):
 def one_list(lists: list, parallel: dict, skipping: bool, logs: list) -> tf.data.Dataset:
     (only,) = lists
     if only.passthrough():
+        vectorize.note(only.what, "as read (no per-example graph)")
         return only.captured.source_dataset
     return examples_of(only, only.captured.source_dataset, parallel, skipping, logs)
 
 
 def shared_stream(lists: list, parallel: dict, skipping: bool, logs: list) -> tf.data.Dataset:
+    vectorize.note(lists[0].what, "per example (the lists take turns on one stream)")
     log = example_log(lists[0], skipping, logs)
     numbered = tracing.enumerate_(lists[0].captured.source_dataset)
     turn = _in_turn(lists, log)
@@ -65,16 +67,22 @@ def files_side_by_side(lists: list, parallel: dict, skipping: bool, logs: list) 
         cycle_length=count,
         block_length=1,  # Sequential, so deterministic: one record of each file in turn.
     )
-    if parallel and all(item.vectorizable() for item in lists):
-        blocks = vectorize.map_blocks(
-            interleaved,
-            [lambda e, item=item: item.examples(e[1:]) for item in lists],
-            parallel,
-            which=lambda e: e[0] % count,
-            block=lists[0].block_size(),
-        )
-        if blocks is not None:
+    reasons = [item.not_vectorizable() for item in lists] if parallel else [vectorize.ONE_THREAD]
+    why_not = next((r for r in reasons if r is not None), None)
+    if why_not is None:
+        try:
+            blocks = vectorize.map_blocks(
+                interleaved,
+                [lambda e, item=item: item.examples(e[1:]) for item in lists],
+                parallel,
+                which=lambda e: e[0] % count,
+                block=lists[0].block_size(),
+            )
+            vectorize.note(lists[0].what, f"vectorized, {lists[0].block_size()} examples a block")
             return blocks
+        except vectorize.NotVectorized as e:
+            why_not = str(e)
+    vectorize.note(lists[0].what, f"per example ({why_not})")
     log = example_log(lists[0], skipping, logs)
     turn = _in_turn(lists, log)
     # Numbered for a log: nested one deeper.

@@ -45,6 +45,43 @@ except ImportError:  # pragma: no cover - per-example maps, same results.
     pfor = None
 
 
+try:  # v1 while loops' context: `mark_in_loops` (capture.py).
+    from tensorflow.python.ops import control_flow_ops as _control_flow_ops
+except ImportError:  # pragma: no cover - v1 while loops in captured graphs fail to run.
+    _control_flow_ops = None
+
+
+def mark_in_loops(ops: list) -> None:
+    """Gives the v1 while-loop ops among `ops` (just imported into a function) a while
+    context, as the graph they came from had.
+
+    `import_graph_def` restores no control-flow contexts. A traced function's automatic
+    control dependencies skip ops in while loops by their context; without one they made
+    the function's outputs wait on the loop's Merge, inside the loop's frame, and every run
+    failed ("has inputs from different frames"): any TF1-behaviour program with a
+    `tf.while_loop` in its per-example graph. In a loop: what an Enter reaches, up to and
+    with its Exit.
+    """
+    if _control_flow_ops is None:
+        return
+    ours = set(ops)
+    frontier = [op for op in ops if op.type in ("Enter", "RefEnter")]
+    seen: set = set()
+    while frontier:
+        op = frontier.pop()
+        if op in seen or op not in ours:
+            continue
+        seen.add(op)
+        if op.type in ("Exit", "RefExit"):
+            continue
+        frontier.extend(c for t in op.outputs for c in t.consumers())
+        frontier.extend(op._control_outputs)
+    if seen:
+        context = _control_flow_ops.WhileContext(name="compat_input_imported_loop")
+        for op in seen:
+            op._set_control_flow_context(context)
+
+
 @contextlib.contextmanager
 def at_root(graph: tf.Graph):
     """Ops made at the root of `graph`: no scope, device or control dependencies; made
