@@ -370,3 +370,102 @@ def test_a_block_is_vectorized_without_gathering_each_examples_view(tmp_path):
     kinds = {node.op for f in vectorized for node in f.node_def}
     assert "DecodeCSV" in kinds and not kinds & {"GatherV2", "SelectV2", "Range", "Max"}
     assert_same_examples(build)
+
+
+def _mapped(build) -> list:
+    """How each batcher of `build` mapped its per-example graph (what `compat-input run`
+    reports at exit)."""
+    from compat_input._src import vectorize
+
+    before = len(vectorize.mappings)
+    with tf.Graph().as_default():
+        build(compat_api())
+    return [how for _, how in vectorize.mappings[before:]]
+
+
+def test_csv_and_fixed_length_decoding_run_vectorized_and_say_so(tmp_path):
+    csv = write(str(tmp_path / "a.csv"), "".join(f"{i},{i * 3}\n" for i in range(30)))
+    fixed = write(str(tmp_path / "r.bin"), bytes(range(90)))
+
+    def csv_build(api, threads=2):
+        queue = api.string_input_producer([csv], num_epochs=1, shuffle=False)
+        _, line = api.TextLineReader().read(queue)
+        a, b = tf1.decode_csv(line, [[0], [0]])
+        return api.batch([a, b], 7, num_threads=threads, allow_smaller_final_batch=True)
+
+    def fixed_build(api, threads=2):
+        queue = api.string_input_producer([fixed], num_epochs=1, shuffle=False)
+        _, record = api.FixedLengthRecordReader(3).read(queue)
+        raw = tf.io.decode_raw(record, tf.uint8)
+        return api.batch([raw[0], tf.reshape(raw[1:], [2])], 7, num_threads=threads)
+
+    for build in (csv_build, fixed_build):
+        assert _built_vectorized(build)
+        (how,) = _mapped(build)
+        assert how.startswith("vectorized"), how
+        assert_in_one_thread_order(build)
+
+
+def test_a_per_example_cond_is_vectorized_and_picks_each_examples_branch():
+    def build(api, threads=2):
+        x = api.range_input_producer(20, num_epochs=1, shuffle=False).dequeue()
+        v = tf.cast(tf.fill([3], x), tf.float32)
+        # v1 control flow under TF1 behaviour (Switch/Merge); an If op under TF2's.
+        picked = tf.cond(tf.equal(x % 3, 0), lambda: tf.reverse(v * 2.0, [0]), lambda: -v)
+        return api.batch([x, picked], 6, num_threads=threads, allow_smaller_final_batch=True)
+
+    assert _built_vectorized(build)
+    _, compat = assert_in_one_thread_order(build)
+    for x, picked in zip(flatten_examples(compat.values, 0), flatten_examples(compat.values, 1)):
+        assert picked == ([2.0 * x] * 3 if x % 3 == 0 else [-float(x)] * 3)
+
+
+def test_a_cond_whose_untaken_branch_would_fail_is_not_run_for_every_example():
+    def build(api, threads=2):
+        x = api.range_input_producer(8, num_epochs=1, shuffle=False).dequeue()
+        row = tf.range(x)  # Empty for x == 0: its first element exists only for x > 0.
+        first = tf.cond(x > 0, lambda: tf.reshape(row[:1], []), lambda: tf.constant(-1))
+        return api.batch([x, first], 4, num_threads=threads)
+
+    _, compat = assert_in_one_thread_order(build)
+    assert flatten_examples(compat.values, 1) == [-1] + [0] * 7
+
+
+def test_a_contrast_factor_of_each_example_is_applied_to_that_example(tmp_path):
+    files = _images(tmp_path, count=20)
+
+    def build(api, threads=2):
+        image, label = _read_images(api, files, num_epochs=1)
+        factor = 0.5 + tf.cast(label, tf.float32) / 10.0  # Differs between examples.
+        return api.batch([tf.image.adjust_contrast(image, factor), label], 10, num_threads=threads)
+
+    assert _built_vectorized(build)
+    assert_in_one_thread_order(build, rtol=1e-5, atol=1e-4)
+
+
+def test_compat_input_run_reports_how_each_batcher_mapped_its_examples(tmp_path):
+    import subprocess
+    import sys
+
+    csv = write(str(tmp_path / "a.csv"), "".join(f"{i},{i}\n" for i in range(50)))
+    program = write(
+        str(tmp_path / "prog.py"),
+        "import tensorflow as tf\n"
+        f"queue = tf.train.string_input_producer([{csv!r}], num_epochs=1)\n"
+        "_, line = tf.TextLineReader().read(queue)\n"
+        "a, b = tf.decode_csv(line, [[0], [0]])\n"
+        "fast = tf.train.batch([a, b], 5, num_threads=2)\n"
+        "b = tf.reshape(tf.py_func(lambda v: v, [b], tf.int32), [])\n"
+        "slow = tf.train.batch([a, b], 5, num_threads=2)\n",
+    )
+    out = subprocess.run(
+        [sys.executable, "-m", "compat_input._src.cli", "run", program],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    lines = [line for line in out.stderr.splitlines() if " ran " in line]
+    assert lines[0].startswith("compat-input: batch ran vectorized"), lines
+    assert lines[1].startswith("compat-input: batch_1 ran per example (order-sensitive op"), lines
+    assert "PyFunc" in lines[1]

@@ -117,6 +117,8 @@ def plan(
     example_shapes = legacy_arguments.shapes(flat_lists, shapes, enqueue_many, dynamic_pad)
     size = legacy_arguments.batch_size(batch_size, what)
     lists = [capture_list(tl, keep, what, example_shapes, enqueue_many) for tl in flat_lists]
+    for item in lists:
+        item.what = scope.rstrip("/")  # The pipeline's name, as the run's report gives it.
     # Legacy order is one thread's order; parallel calls keep it (deterministic=True), and
     # only where no stateful op could see the difference.
     parallel = {}

@@ -103,6 +103,13 @@ class ExampleList:
                 return f"stateful op {op.name} ({op.type}) would run once a block"
         return None
 
+    def one_at_a_time(self) -> str:
+        """Why a batcher with no parallel calls maps this list one example at a time."""
+        order = next((op for op in self.captured.ops if op_kinds.order_sensitive(op)), None)
+        if order is not None:
+            return f"order-sensitive op {order.name} ({order.type}): legacy's order kept"
+        return self.not_vectorizable() or vectorize.ONE_THREAD
+
     def key(self) -> Optional[str]:
         """Equal for lists whose `examples` compute the same (tracing.shared_map), or None."""
         if self.captured.key is None or self.entered is not None:
@@ -213,7 +220,7 @@ def examples_of(item: ExampleList, elements, parallel, skipping: bool, logs: lis
     key = item.key()
     # A block at a time (vectorize.py). Only with num_threads > 1, where legacy delivery
     # before an error already depended on thread timing: a bad record fails its block.
-    why_not = item.not_vectorizable() if parallel else vectorize.ONE_THREAD
+    why_not = item.not_vectorizable() if parallel else item.one_at_a_time()
     if why_not is None:
         try:
             blocks = vectorize.map_blocks(

@@ -67,7 +67,7 @@ def files_side_by_side(lists: list, parallel: dict, skipping: bool, logs: list) 
         cycle_length=count,
         block_length=1,  # Sequential, so deterministic: one record of each file in turn.
     )
-    reasons = [item.not_vectorizable() for item in lists] if parallel else [vectorize.ONE_THREAD]
+    reasons = [item.not_vectorizable() if parallel else item.one_at_a_time() for item in lists]
     why_not = next((r for r in reasons if r is not None), None)
     if why_not is None:
         try:

@@ -24,6 +24,7 @@ registry is put back as it was afterwards:
 """
 
 import contextlib
+import functools
 import logging
 import re
 import threading
@@ -154,6 +155,21 @@ def _slice(pfor_input, original):
     return _pfor.wrap(value, True)
 
 
+def _adjust_contrast(pfor_input, original):
+    """AdjustContrastv2 with a factor drawn for each example (`random_contrast`): pfor's
+    own takes one factor for the whole block. The kernel's formula, per image and channel:
+    (x - mean) * factor + mean, in float32."""
+    if not pfor_input.input(1)[1]:
+        return original(pfor_input)
+    images = pfor_input.stacked_input(0)
+    factor = tf.cast(pfor_input.stacked_input(1), tf.float32)
+    values = tf.cast(images, tf.float32)
+    mean = tf.reduce_mean(values, axis=[-3, -2], keepdims=True)
+    shape = tf.concat([tf.shape(factor), tf.ones([tf.rank(values) - 1], tf.int32)], 0)
+    adjusted = (values - mean) * tf.reshape(factor, shape) + mean
+    return _pfor.wrap(tf.cast(adjusted, images.dtype), True)
+
+
 # Ops that work element by element on one input (index given), the others being
 # settings shared by every example: over a block they run once on the stacked input.
 # pfor has no converter for them; legacy input code uses them on every line it parses.
@@ -196,6 +212,139 @@ def _elementwise(pfor_input):
     return [_pfor.wrap(t, True) for t in outputs]
 
 
+# Ops that give every example a value and fail for none, whatever the values (floating
+# point for the divisions): a v1 cond whose branches hold only these may run both branches
+# for every example of a block, and pick each example's result.
+_TOTAL = frozenset(
+    {
+        *("Identity", "Const", "NoOp", "StopGradient", "Snapshot", "Switch", "Merge"),
+        *("ReverseV2", "Transpose", "ExpandDims", "Cast", "Shape", "Rank", "Size"),
+        *("Add", "AddV2", "Sub", "Mul", "Neg", "Abs", "Square", "Maximum", "Minimum"),
+        *("ClipByValue", "Floor", "Ceil", "Round", "Sqrt", "Rsqrt", "Exp", "Log", "Tanh"),
+        *("Sigmoid", "Less", "LessEqual", "Greater", "GreaterEqual", "Equal", "NotEqual"),
+        *("LogicalAnd", "LogicalOr", "LogicalNot", "Select", "SelectV2", "ZerosLike"),
+        *("OnesLike", "AdjustContrastv2", "AdjustSaturation", "AdjustHue", "RGBToHSV"),
+        *("HSVToRGB", "RealDiv", "Div"),
+    }
+)
+
+
+def _total(op: tf.Operation) -> bool:
+    if op.type in ("RealDiv", "Div"):
+        return op.outputs[0].dtype.is_floating
+    return op.type in _TOTAL
+
+
+class _Deadness:
+    """Which tensors of a v1 cond's graph are dead when one Switch output is (TensorFlow's
+    rule: an op is dead when any input is, a Merge when all of its inputs are)."""
+
+    def __init__(self, switch: tf.Operation, index: int):
+        self.switch, self.index = switch, index
+        self._ops: dict = {}
+
+    def tensor(self, t: tf.Tensor) -> bool:
+        if t.op is self.switch:
+            return t.value_index == self.index
+        return self.op(t.op)
+
+    def op(self, op: tf.Operation) -> bool:
+        if op not in self._ops:
+            self._ops[op] = False  # Cycles (v1 while loops) end here.
+            if op.type == "Merge":
+                dead = all(self.tensor(t) for t in op.inputs)
+            else:
+                dead = any(self.tensor(t) for t in op.inputs) or any(
+                    self.op(c) for c in op.control_inputs
+                )
+            self._ops[op] = dead
+        return self._ops[op]
+
+    def branch(self) -> set:
+        """The ops that run only where this output is live: the branch it opens."""
+        found: set = set()
+        frontier = [c for c in self.switch.outputs[self.index].consumers()]
+        while frontier:
+            op = frontier.pop()
+            if op in found or not self.op(op):
+                continue
+            found.add(op)
+            frontier.extend(c for t in op.outputs for c in t.consumers())
+            frontier.extend(op._control_outputs)
+        return found
+
+
+def _switch(pfor_input):
+    """A v1 cond's Switch over a block: a predicate that differs between examples sends
+    the whole block down both branches (when they hold only `_TOTAL` ops); one the same
+    for the block switches it whole, as for one example."""
+    op = pfor_input.op
+    data, data_stacked, _ = pfor_input.input(0)
+    pred, pred_stacked, _ = pfor_input.input(1)
+    if not pred_stacked:
+        types = [t.dtype for t in op.outputs]
+        outputs = _pfor._create_op("Switch", [data, pred], types, attrs=op.node_def.attr).outputs
+        return [_pfor.wrap(t, data_stacked) for t in outputs]
+    for index in (0, 1):
+        unsafe = [o for o in _Deadness(op, index).branch() if not _total(o)]
+        if unsafe:
+            raise ValueError(
+                f"No pfor vectorization defined for a cond whose branch holds {unsafe[0].type}"
+            )
+    return [_pfor.wrap(data, data_stacked)] * 2
+
+
+def _merge(pfor_input):
+    """A v1 cond's Merge over a block: each example's result from the branch it took."""
+    op = pfor_input.op
+    if len(op.inputs) != 2:
+        raise ValueError("No pfor vectorization defined for a Merge of other than two inputs")
+    sides: dict = {}  # Merge input index -> branch taken (Switch output index)
+    preds = set()
+    switches = _switches_before(op)
+    for switch in switches:
+        for index in (0, 1):
+            dead = _Deadness(switch, index)
+            for position, t in enumerate(op.inputs):
+                if dead.tensor(t) and not _Deadness(switch, 1 - index).tensor(t):
+                    sides[position] = index  # Live only where output `index` is.
+                    preds.add(_through_identities(switch.inputs[1]).ref())
+    if len(preds) != 1 or sorted(sides.values()) != [0, 1]:
+        raise ValueError("No pfor vectorization defined for a Merge outside a two-way cond")
+    pred = pfor_input.pfor._conversion_map[next(iter(preds)).deref()]
+    values = [pfor_input.stacked_input(i) for i in (0, 1)]  # Tiled where the same for all.
+    if not pred.is_stacked:
+        types = [t.dtype for t in op.outputs]
+        outputs = _pfor._create_op("Merge", values, types, attrs=op.node_def.attr).outputs
+        return [_pfor.wrap(outputs[0], True), _pfor.wrap(outputs[1], False)]
+    taken = {side: values[position] for position, side in sides.items()}
+    rank = tf.rank(taken[1])
+    shape = tf.concat([tf.shape(pred.t), tf.ones([rank - 1], tf.int32)], 0)
+    chosen = tf.where(tf.reshape(pred.t, shape), taken[1], taken[0])
+    return [_pfor.wrap(chosen, True), _pfor.wrap(tf.cast(pred.t, tf.int32), True)]
+
+
+def _through_identities(t: tf.Tensor) -> tf.Tensor:
+    # A cond's data Switches read its predicate through an Identity (`pred_id`).
+    while t.op.type == "Identity":
+        t = t.op.inputs[0]
+    return t
+
+
+def _switches_before(op: tf.Operation) -> list:
+    found, seen, frontier = [], set(), list(op.inputs)
+    while frontier:
+        producer = frontier.pop().op
+        if producer in seen:
+            continue
+        seen.add(producer)
+        if producer.type == "Switch":
+            found.append(producer)
+        frontier.extend(producer.inputs)
+        frontier.extend(t for c in producer.control_inputs for t in c.outputs[:1])
+    return found
+
+
 class _QuietConversion(logging.Filter):
     """Drops pfor's log records from the thread that converts our graph, and only those.
 
@@ -224,14 +373,19 @@ def _converters(uniforms: list):
     quiet = _QuietConversion()
     with _lock:
         logger.addFilter(quiet)
-        saved = {name: registry.get(name) for name in ("DecodeRaw", "Slice", *_ELEMENTWISE)}
+        ours = {"DecodeRaw": _decode_raw, "Switch": _switch, "Merge": _merge}
+        # pfor's own, called by ours where theirs fits.
+        around = {"Slice": _slice, "AdjustContrastv2": _adjust_contrast}
+        saved = {name: registry.get(name) for name in (*around, *ours, *_ELEMENTWISE)}
         for name in _ELEMENTWISE:
             if saved[name] is None:
                 registry[name] = _elementwise
-        if saved["DecodeRaw"] is None:
-            registry["DecodeRaw"] = _decode_raw
-        if saved["Slice"] is not None:
-            registry["Slice"] = lambda pfor_input: _slice(pfor_input, saved["Slice"])
+        for name, converter in ours.items():
+            if saved[name] is None:
+                registry[name] = converter
+        for name, converter in around.items():
+            if saved[name] is not None:
+                registry[name] = functools.partial(converter, original=saved[name])
         _local.uniforms = uniforms
         try:
             yield
@@ -261,7 +415,7 @@ class NotVectorized(Exception):
     """The per-example graph cannot be mapped a block at a time; the message says why."""
 
 
-ONE_THREAD = "num_threads=1 or an order-sensitive op: one example at a time, in legacy's order"
+ONE_THREAD = "num_threads=1: one example at a time, in legacy's order"
 
 # How each batcher's per-example graph was mapped, in build order: `(batcher, how)`.
 # `compat-input run` reports it at exit, so that a slow path is never silent.
@@ -274,6 +428,9 @@ def note(what: str, how: str) -> None:
 
 def _reason(error: Exception) -> str:
     """pfor's error, in a line: which op it could not convert."""
+    if isinstance(error, TypeError) and error.__context__ is not None:
+        # pfor's own report of a converter's error fails on imported ops (no traceback).
+        error = error.__context__
     text = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
     found = re.match(r"No pfor vectorization defined for (\S+)", text)
     if found:
