@@ -28,9 +28,17 @@ demo: $(STAMP)
 	@$(BIN)/compat-input run --legacy examples/csv_batch.py > $(VENV)/demo-legacy.txt 2> /dev/null
 	@diff $(VENV)/demo-legacy.txt $(VENV)/demo-compat.txt && echo "identical output on legacy queues and on compat_input"
 
+# Every differential test (legacy queues vs compat_input) runs in both worlds: TF1 behaviour,
+# where users run (the whole suite), then TF2 behaviour with eager execution off and
+# install() (code converted by tf_upgrade_v2). tests/conftest.py reads the world.
+DIFFERENTIAL := tests/test_batching.py tests/test_producers.py tests/test_readers.py \
+	tests/test_vectorize.py tests/test_reliability.py tests/test_faults.py \
+	tests/test_many_pipelines.py tests/test_testing_api.py
+
 test: $(STAMP)
 	$(BIN)/ruff check compat_input tools tests
-	$(BIN)/python -m pytest -n auto tests
+	COMPAT_INPUT_WORLD=tf1 $(BIN)/python -m pytest -n auto tests
+	COMPAT_INPUT_WORLD=tf2 $(BIN)/python -m pytest -n auto $(DIFFERENTIAL)
 
 lint: $(STAMP)
 	$(BIN)/ruff check compat_input tools tests
