@@ -369,6 +369,7 @@ def test_a_block_is_vectorized_without_gathering_each_examples_view(tmp_path):
     assert vectorized
     kinds = {node.op for f in vectorized for node in f.node_def}
     assert "DecodeCSV" in kinds and not kinds & {"GatherV2", "SelectV2", "Range", "Max"}
+    # Not per epoch: a reader that ends its file takes the next epoch's first, as legacy.
     assert_same_examples(build)
 
 
@@ -469,3 +470,28 @@ def test_compat_input_run_reports_how_each_batcher_mapped_its_examples(tmp_path)
     assert lines[0].startswith("compat-input: batch ran vectorized"), lines
     assert lines[1].startswith("compat-input: batch_1 ran per example (order-sensitive op"), lines
     assert "PyFunc" in lines[1]
+
+
+def test_a_join_of_readers_with_the_same_preprocessing_is_vectorized_as_one_and_matches(
+    tmp_path,
+):
+    files = [
+        write_tfrecords(str(tmp_path / f"{k}.tfr"), [example(v=k * 100 + i + 1) for i in range(9)])
+        for k in range(4)
+    ]
+
+    def build(api):
+        queue = api.string_input_producer(files, num_epochs=2, shuffle=False)
+        lists = []
+        for _ in range(3):  # One preprocessing function called for each reader.
+            _, serialized = api.TFRecordReader().read(queue)
+            v = tf.io.parse_single_example(serialized, {"v": tf.io.FixedLenFeature([], tf.int64)})
+            lists.append([v["v"], tf.strings.as_string(v["v"] * 3), v["v"] % 7])
+        return api.batch_join(lists, 5, allow_smaller_final_batch=True)
+
+    assert _built_vectorized(build)
+    (how,) = _mapped(build)
+    assert how.startswith("vectorized"), how
+    # Whole examples: each value with its string and remainder.
+    # Not per epoch: a reader that ends its file takes the next epoch's first, as legacy.
+    assert_same_examples(build)
