@@ -108,6 +108,24 @@ def test_whole_file_reader_returns_name_and_contents(tmp_path):
     assert_same(_read(lambda api: api.WholeFileReader(), files, epochs=2))
 
 
+@pytest.mark.parametrize("reader_class", ["WholeFileReader", "IdentityReader"])
+def test_one_record_readers_count_each_record_and_work_item_as_legacy(tmp_path, reader_class):
+    files = [write(str(tmp_path / n), n * 3) for n in ("x", "y", "z")]
+
+    def build(api):
+        queue = api.string_input_producer(files, num_epochs=2, shuffle=False)
+        reader = getattr(api, reader_class)()
+        key, value = reader.read(queue)
+        # Read, then counted, in one run: the counts after each record, as legacy keeps them.
+        with tf.control_dependencies([key, value]):
+            produced = tf.identity(reader.num_records_produced())
+            completed = tf.identity(reader.num_work_units_completed())
+        return [key, value, produced, completed]
+
+    run = assert_same(build)
+    assert [v[2:] for v in run.values] == [[n, n] for n in range(1, 7)]
+
+
 def test_identity_reader_returns_the_work_item_twice():
     run = assert_same(_read(lambda api: api.IdentityReader(), ["foo", "bar"], epochs=2))
     assert run.values == [[b"foo", b"foo"], [b"bar", b"bar"]] * 2

@@ -164,9 +164,7 @@ class ReaderBase:
         opened, recent = state[:2], state[2:]
         with tf.control_dependencies([self.opened.opened(index, work, opened)]):
             work = tf.identity(work)
-        one = tf.constant(1, tf.int64)
-        logged = self.recent.log(tf.reshape(work, [1]), None, recent, one, False, True)
-        with tf.control_dependencies([logged]):
+        with tf.control_dependencies([self.recent.log_one(work, recent)]):
             return self._record(tf.identity(work))
 
     @tracing.without_autograph
