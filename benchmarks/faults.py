@@ -26,7 +26,7 @@ _MANY = r"""
 import os, sys, time, resource, json
 import numpy as np
 import tensorflow as tf
-tf1 = tf.compat.v1; tf1.disable_eager_execution()
+tf1 = tf.compat.v1; tf1.disable_v2_behavior()  # TF1 behaviour, where users run
 mode, n, root = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 if mode == "compat":
     import compat_input as train, compat_input as readers
@@ -83,7 +83,7 @@ os._exit(0)
 _LOCATE = r"""
 import os, sys, time, json
 import tensorflow as tf
-tf1 = tf.compat.v1; tf1.disable_eager_execution()
+tf1 = tf.compat.v1; tf1.disable_v2_behavior()  # TF1 behaviour, where users run
 import compat_input
 mode, path = sys.argv[1], sys.argv[2]
 if mode == "legacy":

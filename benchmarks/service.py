@@ -23,7 +23,7 @@ ROOT = os.path.dirname(HERE)
 _READ = r"""
 import json, sys, time
 import tensorflow as tf
-tf1 = tf.compat.v1; tf1.disable_eager_execution()
+tf1 = tf.compat.v1; tf1.disable_v2_behavior()  # TF1 behaviour, where users run
 mode, files = sys.argv[1], sys.argv[2:]
 if mode == "tfdata":
     lines = tf.data.TextLineDataset(files).repeat(2)

@@ -3,7 +3,8 @@
 `COMPAT_INPUT_MUTANT=<name> pytest tests/...` plants one (conftest.py); a suite that stays
 green with a mutant planted cannot see that kind of bug. tests/test_mutants.py runs the
 differential tests once per mutant and requires a failure each time. Each mutant wraps a
-named step of batch_plan.py, in compat_input only; the legacy queues are never touched.
+named step of batch_plan.py (or vectorize.py), in compat_input only; the legacy queues are
+never touched.
 """
 
 import dataclasses
@@ -11,6 +12,7 @@ import dataclasses
 import tensorflow as tf
 
 from compat_input._src import batch_plan
+from compat_input._src import vectorize
 
 
 def _first_dense(batch: tuple) -> int:
@@ -92,12 +94,23 @@ def _epoch_end(original):
     return step
 
 
+def _per_example(original):
+    """No block is ever vectorized: the same examples, ten times slower (the silent slow
+    path TF1 behaviour once took)."""
+
+    def never(*args, **kwargs):
+        raise vectorize.NotVectorized("planted: per example")
+
+    return never
+
+
 MUTANTS = {
-    "pairing": ("batch_examples", _pairing),
-    "order": ("batch_examples", _order),
-    "drop": ("shuffle_examples", _drop),
-    "duplicate": ("shuffle_examples", _duplicate),
-    "epoch_end": ("batch_examples", _epoch_end),
+    "pairing": (batch_plan, "batch_examples", _pairing),
+    "order": (batch_plan, "batch_examples", _order),
+    "drop": (batch_plan, "shuffle_examples", _drop),
+    "duplicate": (batch_plan, "shuffle_examples", _duplicate),
+    "epoch_end": (batch_plan, "batch_examples", _epoch_end),
+    "per_example": (vectorize, "map_blocks", _per_example),
 }
 
 
@@ -107,11 +120,12 @@ class Planted:
     original: object
 
     def undo(self) -> None:
-        setattr(batch_plan, MUTANTS[self.name][0], self.original)
+        module, step, _ = MUTANTS[self.name]
+        setattr(module, step, self.original)
 
 
 def plant(name: str) -> Planted:
-    step, mutate = MUTANTS[name]
-    original = getattr(batch_plan, step)
-    setattr(batch_plan, step, mutate(original))
+    module, step, mutate = MUTANTS[name]
+    original = getattr(module, step)
+    setattr(module, step, mutate(original))
     return Planted(name, original)

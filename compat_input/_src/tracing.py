@@ -135,6 +135,12 @@ def _give_handle_data(placeholders, handles: list) -> None:
             tf_internals.set_handle_data(placeholder, data)
 
 
+def _converted_away(name: str) -> bool:
+    """An op of the per-example graph pfor rewrote for a block (vectorize._over_block makes
+    them under `loop_body`; what pfor makes from them is under `.../pfor/`)."""
+    return "/loop_body/" in name and "/pfor/" not in name
+
+
 def _without_dead_ops(concrete, name: str):
     """`concrete` less the ops that nothing it returns or runs depends on.
 
@@ -145,7 +151,13 @@ def _without_dead_ops(concrete, name: str):
     graph = concrete.graph
     if concrete.captured_inputs:  # Its callers pass them: left as it is.
         return concrete
-    live = [t.op.name for t in graph.outputs] + [op.name for op in graph.control_outputs]
+    # The per-example ops pfor converted are dead, but tracing gave the function's
+    # outputs control edges to the stateful ones and to v1 conds' Merges among them
+    # (automatic control dependencies): kept, they ran one example's graph again for
+    # every block. Control edges to them are dropped; data edges (ops pfor reuses as they
+    # are, the same for every example) are kept.
+    live = [t.op.name for t in graph.outputs]
+    live += [op.name for op in graph.control_outputs if not _converted_away(op.name)]
     pruned = graph.as_graph_def()
     nodes = {node.name: node for node in pruned.node}
     reached: set = set()
@@ -153,11 +165,20 @@ def _without_dead_ops(concrete, name: str):
         op = live.pop()
         if op not in reached:
             reached.add(op)
-            live += [i.lstrip("^").split(":")[0] for i in nodes[op].input]
+            live += [
+                i.lstrip("^").split(":")[0]
+                for i in nodes[op].input
+                if not (i.startswith("^") and _converted_away(i))
+            ]
     if len(reached) == len(nodes):
         return concrete
     del pruned.node[:]
-    pruned.node.extend(node for op, node in nodes.items() if op in reached)
+    for op, node in nodes.items():
+        if op in reached:
+            kept = [i for i in node.input if not i.startswith("^") or i[1:] in reached]
+            del node.input[:]
+            node.input.extend(kept)
+            pruned.node.append(node)
     outputs = [t.name for t in graph.outputs]
     handles = [tf_internals.handle_data(t) for t in graph.inputs]
 
