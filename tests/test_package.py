@@ -148,7 +148,7 @@ def test_every_patch_is_a_row_of_the_one_table():
                             ast.unparse(target),
                         )
                     if isinstance(target, ast.Subscript):
-                        # vectorize.py's `registry[...]` is pfor's, changed under a lock
+                        # block_converters.py's `registry[...]` is pfor's, changed under a lock
                         # while our graph converts and put back at once (tf_internals.py).
                         owner = ast.unparse(target.value)
                         assert not owner.startswith(("tf", "pfor", "_pfor", "ops", "_ops")), (

@@ -324,7 +324,7 @@ def test_converting_leaves_the_logger_and_other_threads_records_alone(tmp_path):
     import logging
     import threading
 
-    from compat_input._src.vectorize import _QuietConversion
+    from compat_input._src.block_converters import _QuietConversion
 
     logger = tf.get_logger()
     level, filters = logger.level, list(logger.filters)

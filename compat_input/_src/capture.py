@@ -16,10 +16,8 @@ What prototyping taught (design.md), each handled below:
 - resources (variables, tables, queues) stay outside and are passed in by reference;
   importing them would make fresh, uninitialized copies. A ref variable is read through
   its `/read` snapshot; a resource variable is read live;
-- stateful ops (random, py_func) are imported, so they run once per element, as each
-  legacy enqueue ran them;
-- a dequeue from a hand-built queue becomes a source of its own, so the pipeline ends when
-  that queue is closed and drained, as the legacy runner did.
+- stateful ops (random, py_func) are imported: they run once per element, as legacy's did;
+- a dequeue from a hand-built queue becomes a source: the pipeline ends with that queue.
 """
 
 import dataclasses
