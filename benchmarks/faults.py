@@ -164,7 +164,7 @@ def main() -> int:
                 many[mode].append(_run(_MANY, mode, args.towers, root))
             for mode in locate:
                 locate[mode].append(_run(_LOCATE, mode, big))
-    print(f"## Many pipelines ({args.towers} towers, medians of {args.repeats})\n")
+    print(f"## Many pipelines ({args.towers} towers, medians of {args.repeats}, TF1 behaviour)\n")
     print("| | build s | start + first batch s | close s | memory added MB |")
     print("|---|---|---|---|---|")
     for mode, runs in many.items():
@@ -172,7 +172,7 @@ def main() -> int:
             f"| {mode} | {_median(runs, 'build_s'):.2f} | {_median(runs, 'start_s'):.2f} | "
             f"{_close(runs)} | {_median(runs, 'memory_mb'):.0f} |"
         )
-    print(f"\n## Naming a bad line (32 MB CSV, line 600,001, medians of {args.repeats})\n")
+    print(f"\n## Naming a bad line (32 MB CSV, line 600,001, medians of {args.repeats}, TF1 behaviour)\n")
     print("| | failing sess.run s | py_func calls in it | first line |")
     print("|---|---|---|---|")
     names = {
