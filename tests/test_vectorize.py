@@ -12,6 +12,7 @@ import pytest
 import tensorflow as tf
 from tensorflow.python.ops.parallel_for import pfor
 
+from helpers import WORLD
 from helpers import assert_in_one_thread_order
 from helpers import assert_same
 from helpers import assert_same_examples
@@ -495,3 +496,48 @@ def test_a_join_of_readers_with_the_same_preprocessing_is_vectorized_as_one_and_
     # Whole examples: each value with its string and remainder.
     # Not per epoch: a reader that ends its file takes the next epoch's first, as legacy.
     assert_same_examples(build)
+
+
+def test_a_many_way_merge_picks_each_examples_case_as_legacy():
+    from tensorflow.python.ops import control_flow_ops
+
+    def build(api, threads=2):
+        x = api.range_input_producer(24, num_epochs=1, shuffle=False).dequeue()
+        v = tf.cast(tf.fill([2], x), tf.float32)
+        case = x % 3  # slim's apply_with_random_selector, with a selector known per example.
+        cases = [control_flow_ops.switch(v, tf.equal(case, k))[1] * (k + 1.0) - k for k in range(3)]
+        return api.batch([x, control_flow_ops.merge(cases)[0]], 5, num_threads=threads)
+
+    assert _built_vectorized(build)
+    _, compat = assert_in_one_thread_order(build)
+    for x, got in zip(flatten_examples(compat.values, 0), flatten_examples(compat.values, 1)):
+        assert got == [x * (x % 3 + 1.0) - x % 3] * 2
+
+
+def test_an_unseeded_random_op_in_a_branch_runs_for_every_example_of_the_block():
+    def build(api, threads=2):
+        x = api.range_input_producer(20, num_epochs=1, shuffle=False).dequeue()
+        noise = lambda: tf.random.uniform([]) * 0.0  # noqa: E731 - a draw in the branch.
+        picked = tf.cond(tf.equal(x % 2, 0), lambda: tf.cast(x, tf.float32) + noise(), lambda: -1.0)
+        return api.batch([x, picked], 4, num_threads=threads)
+
+    # TF2 behaviour makes a stateful If op of it, which keeps one example at a time there.
+    assert _built_vectorized(build) == (WORLD == "tf1")
+    assert_in_one_thread_order(build)
+
+
+@pytest.mark.parametrize("adjust", ["saturation", "hue"])
+def test_a_saturation_or_hue_factor_of_each_example_is_applied_to_that_example(tmp_path, adjust):
+    files = _images(tmp_path, count=20)
+
+    def build(api, threads=2):
+        image, label = _read_images(api, files, num_epochs=1)
+        factor = tf.cast(label, tf.float32) / 10.0  # Differs between examples.
+        if adjust == "saturation":
+            image = tf.image.adjust_saturation(image / 255.0, 0.5 + factor)
+        else:
+            image = tf.image.adjust_hue(image / 255.0, factor - 0.9)
+        return api.batch([image, label], 10, num_threads=threads)
+
+    assert _built_vectorized(build)
+    assert_in_one_thread_order(build, rtol=1e-5, atol=1e-5)

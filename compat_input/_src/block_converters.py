@@ -10,11 +10,13 @@ exactly as it was afterwards (`converters`).
 - Slice with a per-example `begin` (what `random_crop` makes). pfor gathers every
   coordinate of the result with one gather_nd, which made the crop cost more than the whole
   rest of an image pipeline; gathering one axis at a time is 3x faster.
-- AdjustContrastv2 with a factor drawn for each example (`random_contrast`).
+- AdjustContrastv2, AdjustSaturation and AdjustHue with a factor drawn for each example
+  (`random_contrast`, `random_saturation`, `random_hue`).
 - string ops that work element by element (string_to_number, regex_replace, hashing,
   ...) and table lookups, which pfor lacks: one call on the whole block.
 - v1 conds (`Switch` / `Merge`, what `tf.cond` makes in TF1 behaviour, e.g. in
-  `random_flip_left_right`), which pfor lacks: it converts only the `If` op of TF2's.
+  `random_flip_left_right`), which pfor lacks: it converts only the `If` op of TF2's
+  (v1_conds.py).
 """
 
 import contextlib
@@ -25,6 +27,7 @@ import threading
 import tensorflow as tf
 
 from compat_input._src import tf_internals
+from compat_input._src import v1_conds
 
 _pfor = tf_internals.pfor
 _lock = threading.Lock()
@@ -152,6 +155,36 @@ def _adjust_contrast(pfor_input, original):
     return _pfor.wrap(tf.cast(adjusted, images.dtype), True)
 
 
+def _per_example(factor: tf.Tensor, like: tf.Tensor) -> tf.Tensor:
+    """A factor per example, shaped to broadcast over each example's `like` values."""
+    shape = tf.concat([tf.shape(factor), tf.ones([tf.rank(like) - 1], tf.int32)], 0)
+    return tf.reshape(tf.cast(factor, tf.float32), shape)
+
+
+def _adjust_hsv(pfor_input, original, adjust):
+    """AdjustSaturation / AdjustHue with a factor drawn for each example
+    (`random_saturation`, `random_hue`: inception's and slim's color distortions): pfor's
+    own take one factor for the whole block. The kernels' own steps, in float32: to HSV,
+    `adjust(hue, saturation, factor)`, back to RGB."""
+    if not pfor_input.input(1)[1]:
+        return original(pfor_input)
+    images = pfor_input.stacked_input(0)
+    hue, saturation, value = tf.unstack(tf.image.rgb_to_hsv(tf.cast(images, tf.float32)), axis=-1)
+    factor = _per_example(pfor_input.stacked_input(1), hue)
+    hue, saturation = adjust(hue, saturation, factor)
+    rgb = tf.image.hsv_to_rgb(tf.stack([hue, saturation, value], axis=-1))
+    return _pfor.wrap(tf.cast(rgb, images.dtype), True)
+
+
+def _saturation(hue, saturation, scale):
+    return hue, tf.clip_by_value(saturation * scale, 0.0, 1.0)
+
+
+def _hue(hue, saturation, delta):
+    hue = hue + delta
+    return hue - tf.floor(hue), saturation  # In [0, 1), as the kernel wraps it.
+
+
 # Ops that work element by element on one input (index given), the others being
 # settings shared by every example: over a block they run once on the stacked input.
 # pfor has no converter for them; legacy input code uses them on every line it parses.
@@ -194,139 +227,6 @@ def _elementwise(pfor_input):
     return [_pfor.wrap(t, True) for t in outputs]
 
 
-# Ops that give every example a value and fail for none, whatever the values (floating
-# point for the divisions): a v1 cond whose branches hold only these may run both branches
-# for every example of a block, and pick each example's result.
-_TOTAL = frozenset(
-    {
-        *("Identity", "Const", "NoOp", "StopGradient", "Snapshot", "Switch", "Merge"),
-        *("ReverseV2", "Transpose", "ExpandDims", "Cast", "Shape", "Rank", "Size"),
-        *("Add", "AddV2", "Sub", "Mul", "Neg", "Abs", "Square", "Maximum", "Minimum"),
-        *("ClipByValue", "Floor", "Ceil", "Round", "Sqrt", "Rsqrt", "Exp", "Log", "Tanh"),
-        *("Sigmoid", "Less", "LessEqual", "Greater", "GreaterEqual", "Equal", "NotEqual"),
-        *("LogicalAnd", "LogicalOr", "LogicalNot", "Select", "SelectV2", "ZerosLike"),
-        *("OnesLike", "AdjustContrastv2", "AdjustSaturation", "AdjustHue", "RGBToHSV"),
-        *("HSVToRGB", "RealDiv", "Div"),
-    }
-)
-
-
-def _total(op: tf.Operation) -> bool:
-    if op.type in ("RealDiv", "Div"):
-        return op.outputs[0].dtype.is_floating
-    return op.type in _TOTAL
-
-
-class _Deadness:
-    """Which tensors of a v1 cond's graph are dead when one Switch output is (TensorFlow's
-    rule: an op is dead when any input is, a Merge when all of its inputs are)."""
-
-    def __init__(self, switch: tf.Operation, index: int):
-        self.switch, self.index = switch, index
-        self._ops: dict = {}
-
-    def tensor(self, t: tf.Tensor) -> bool:
-        if t.op is self.switch:
-            return t.value_index == self.index
-        return self.op(t.op)
-
-    def op(self, op: tf.Operation) -> bool:
-        if op not in self._ops:
-            self._ops[op] = False  # Cycles (v1 while loops) end here.
-            if op.type == "Merge":
-                dead = all(self.tensor(t) for t in op.inputs)
-            else:
-                dead = any(self.tensor(t) for t in op.inputs) or any(
-                    self.op(c) for c in op.control_inputs
-                )
-            self._ops[op] = dead
-        return self._ops[op]
-
-    def branch(self) -> set:
-        """The ops that run only where this output is live: the branch it opens."""
-        found: set = set()
-        frontier = [c for c in self.switch.outputs[self.index].consumers()]
-        while frontier:
-            op = frontier.pop()
-            if op in found or not self.op(op):
-                continue
-            found.add(op)
-            frontier.extend(c for t in op.outputs for c in t.consumers())
-            frontier.extend(op._control_outputs)
-        return found
-
-
-def _switch(pfor_input):
-    """A v1 cond's Switch over a block: a predicate that differs between examples sends
-    the whole block down both branches (when they hold only `_TOTAL` ops); one the same
-    for the block switches it whole, as for one example."""
-    op = pfor_input.op
-    data, data_stacked, _ = pfor_input.input(0)
-    pred, pred_stacked, _ = pfor_input.input(1)
-    if not pred_stacked:
-        types = [t.dtype for t in op.outputs]
-        outputs = _pfor._create_op("Switch", [data, pred], types, attrs=op.node_def.attr).outputs
-        return [_pfor.wrap(t, data_stacked) for t in outputs]
-    for index in (0, 1):
-        unsafe = [o for o in _Deadness(op, index).branch() if not _total(o)]
-        if unsafe:
-            raise ValueError(
-                f"No pfor vectorization defined for a cond whose branch holds {unsafe[0].type}"
-            )
-    return [_pfor.wrap(data, data_stacked)] * 2
-
-
-def _merge(pfor_input):
-    """A v1 cond's Merge over a block: each example's result from the branch it took."""
-    op = pfor_input.op
-    if len(op.inputs) != 2:
-        raise ValueError("No pfor vectorization defined for a Merge of other than two inputs")
-    sides: dict = {}  # Merge input index -> branch taken (Switch output index)
-    preds = set()
-    switches = _switches_before(op)
-    for switch in switches:
-        for index in (0, 1):
-            dead = _Deadness(switch, index)
-            for position, t in enumerate(op.inputs):
-                if dead.tensor(t) and not _Deadness(switch, 1 - index).tensor(t):
-                    sides[position] = index  # Live only where output `index` is.
-                    preds.add(_through_identities(switch.inputs[1]).ref())
-    if len(preds) != 1 or sorted(sides.values()) != [0, 1]:
-        raise ValueError("No pfor vectorization defined for a Merge outside a two-way cond")
-    pred = pfor_input.pfor._conversion_map[next(iter(preds)).deref()]
-    values = [pfor_input.stacked_input(i) for i in (0, 1)]  # Tiled where the same for all.
-    if not pred.is_stacked:
-        types = [t.dtype for t in op.outputs]
-        outputs = _pfor._create_op("Merge", values, types, attrs=op.node_def.attr).outputs
-        return [_pfor.wrap(outputs[0], True), _pfor.wrap(outputs[1], False)]
-    taken = {side: values[position] for position, side in sides.items()}
-    # Select picks whole rows by a vector predicate; SelectV2 broadcasting the predicate
-    # over each example cost 10 us an image (the TF1 image pipelines ran 25% slower).
-    chosen = tf.compat.v1.where(pred.t, taken[1], taken[0])  # The Select op.
-    return [_pfor.wrap(chosen, True), _pfor.wrap(tf.cast(pred.t, tf.int32), True)]
-
-
-def _through_identities(t: tf.Tensor) -> tf.Tensor:
-    # A cond's data Switches read its predicate through an Identity (`pred_id`).
-    while t.op.type == "Identity":
-        t = t.op.inputs[0]
-    return t
-
-
-def _switches_before(op: tf.Operation) -> list:
-    found, seen, frontier = [], set(), list(op.inputs)
-    while frontier:
-        producer = frontier.pop().op
-        if producer in seen:
-            continue
-        seen.add(producer)
-        if producer.type == "Switch":
-            found.append(producer)
-        frontier.extend(producer.inputs)
-        frontier.extend(t for c in producer.control_inputs for t in c.outputs[:1])
-    return found
-
-
 class _QuietConversion(logging.Filter):
     """Drops pfor's log records from the thread that converts our graph, and only those.
 
@@ -355,9 +255,14 @@ def converters(uniforms: list):
     quiet = _QuietConversion()
     with _lock:
         logger.addFilter(quiet)
-        ours = {"DecodeRaw": _decode_raw, "Switch": _switch, "Merge": _merge}
+        ours = {"DecodeRaw": _decode_raw, "Switch": v1_conds.switch, "Merge": v1_conds.merge}
         # pfor's own, called by ours where theirs fits.
-        around = {"Slice": _slice, "AdjustContrastv2": _adjust_contrast}
+        around = {
+            "Slice": _slice,
+            "AdjustContrastv2": _adjust_contrast,
+            "AdjustSaturation": functools.partial(_adjust_hsv, adjust=_saturation),
+            "AdjustHue": functools.partial(_adjust_hsv, adjust=_hue),
+        }
         saved = {name: registry.get(name) for name in (*around, *ours, *_ELEMENTWISE)}
         for name in _ELEMENTWISE:
             if saved[name] is None:

@@ -13,7 +13,7 @@ from compat_input._src import tf_internals
 # and lookups in tables (vocabularies), which read what was initialized before the input.
 _BLOCK_SAFE = frozenset({"Assert", "LookupTableFindV2", "LookupTableSizeV2"})
 # Stateful ops that stay correct when elements are mapped in parallel: those above, logging,
-# and variable reads. Random ops without a seed are both (see _unseeded_random).
+# and variable reads. Random ops without a seed are both (see unseeded_random).
 _ORDER_FREE = _BLOCK_SAFE | {"Print", "PrintV2", "ReadVariableOp"}
 _RANDOM = frozenset(
     {
@@ -32,7 +32,7 @@ _RANDOM = frozenset(
 )
 
 
-def _unseeded_random(op: tf.Operation) -> bool:
+def unseeded_random(op: tf.Operation) -> bool:
     """A random op without a seed: its draws were never reproducible in the first place."""
     return op.type in _RANDOM and not (op.get_attr("seed") or op.get_attr("seed2"))
 
@@ -45,9 +45,9 @@ def _stateful(op: tf.Operation) -> bool:
 
 def per_example_safe(op: tf.Operation) -> bool:
     """Whether `op` means the same run once per example or once over a block of them."""
-    return not _stateful(op) or op.type in _BLOCK_SAFE or _unseeded_random(op)
+    return not _stateful(op) or op.type in _BLOCK_SAFE or unseeded_random(op)
 
 
 def order_sensitive(op: tf.Operation) -> bool:
     """Whether running `op` for several examples at once could change what they get."""
-    return _stateful(op) and op.type not in _ORDER_FREE and not _unseeded_random(op)
+    return _stateful(op) and op.type not in _ORDER_FREE and not unseeded_random(op)
