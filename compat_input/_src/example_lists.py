@@ -221,16 +221,16 @@ def examples_of(item: ExampleList, elements, parallel, skipping: bool, logs: lis
     # A block at a time (vectorize.py). Only with num_threads > 1, where legacy delivery
     # before an error already depended on thread timing: a bad record fails its block.
     why_not = item.not_vectorizable() if parallel else item.one_at_a_time()
-    if why_not is None:
-        try:
-            blocks = vectorize.map_blocks(
-                elements, [item.examples], parallel, block=item.block_size(), key=key
-            )
-            vectorize.note(item.what, f"vectorized, {item.block_size()} examples a block")
-            return blocks
-        except vectorize.NotVectorized as e:
-            why_not = str(e)
-    vectorize.note(item.what, f"per example ({why_not})")
+    blocks = vectorize.blocks_or_none(
+        item.what,
+        why_not,
+        item.block_size,
+        lambda block: vectorize.map_blocks(
+            elements, [item.examples], parallel, block=block, key=key
+        ),
+    )
+    if blocks is not None:
+        return blocks
     log = example_log(item, skipping, logs)
     if log is None and key is not None:
         # The tf.compat.v1 map's choice: an OutOfRangeError from the graph ends the input.

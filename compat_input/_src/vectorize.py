@@ -63,6 +63,21 @@ def note(what: str, how: str) -> None:
     mappings.append((what, how))
 
 
+def blocks_or_none(what: str, why_not: Optional[str], block_size: Callable, make: Callable):
+    """`make(block)` (a `map_blocks` of `block = block_size()` examples a block) where
+    `why_not` is None, else None; None too where pfor cannot convert. Noted for `what`."""
+    if why_not is None:
+        try:
+            block = block_size()  # Only examples of fully defined shapes have one.
+            blocks = make(block)
+            note(what, f"vectorized, {block} examples a block")
+            return blocks
+        except NotVectorized as e:
+            why_not = str(e)
+    note(what, f"per example ({why_not})")
+    return None
+
+
 def _reason(error: Exception) -> str:
     """pfor's error, in a line: which op it could not convert."""
     if isinstance(error, TypeError) and error.__context__ is not None:
