@@ -117,7 +117,8 @@ def main() -> int:
             for process, _ in services.values():
                 process.kill()
     print(
-        f"## One input through the tf.data service (400,000 examples, medians of {args.repeats})\n"
+        f"## One input through the tf.data service (400,000 examples, medians of {args.repeats}, "
+        "TF1 behaviour)\n"
     )
     print("| | examples/s | examples read |")
     print("|---|---|---|")
