@@ -128,11 +128,8 @@ class ReaderBase:
         `state` holds the handles of `_state`: the function this runs in is traced once
         for every reader of the same kind and configuration (tracing.shared_flat_map).
         """
-        logs = list(state)
-        reading = logs.pop(0) if self.reading is not None else None
-        opened, recent = logs[:2], logs[2:]
-        with tf.control_dependencies([self.opened.opened(index, work, opened)]):
-            work = tf.identity(work)
+        reading, opened, recent = self._split_state(state)
+        work = self._opening(work, index, opened)
 
         def bump(keys, values=None, ended=None, in_block=False):
             # Counted, and logged for error messages (origins.py), a block at a time; with
@@ -158,12 +155,23 @@ class ReaderBase:
         done = tf.data.Dataset.from_tensors((tf.constant(""), tf.constant(""))).filter(finish)
         return records.concatenate(done)
 
+    def _split_state(self, state: list) -> tuple:
+        """`(reading, opened, recent)` handles of `_state`'s list (reading: None where the
+        reader does not note)."""
+        logs = list(state)
+        reading = logs.pop(0) if self.reading is not None else None
+        return reading, logs[:2], logs[2:]
+
+    def _opening(self, work: tf.Tensor, index: tf.Tensor, opened: list) -> tf.Tensor:
+        """`work`, once noted as the `index`-th work item opened."""
+        with tf.control_dependencies([self.opened.opened(index, work, opened)]):
+            return tf.identity(work)
+
     def _counted_record(self, work: tf.Tensor, index: tf.Tensor, state: list) -> tuple:
         """`_counted` for readers of one record per work item: the record itself, counted
         and logged (with its work item finished) before it is read, as `_counted` does."""
-        opened, recent = state[:2], state[2:]
-        with tf.control_dependencies([self.opened.opened(index, work, opened)]):
-            work = tf.identity(work)
+        _, opened, recent = self._split_state(state)
+        work = self._opening(work, index, opened)
         with tf.control_dependencies([self.recent.log_one(work, recent)]):
             return self._record(tf.identity(work))
 

@@ -112,11 +112,11 @@ def merge(pfor_input):
     lives: dict = {i: set() for i in range(len(op.inputs))}  # input -> {(pred, value)}
     for switch in _switches_before(op):
         pred = _through_identities(switch.inputs[1])
-        for index in (0, 1):
-            dead, alive = _Deadness(switch, index), _Deadness(switch, 1 - index)
-            for position, t in enumerate(op.inputs):
-                if dead.tensor(t) and not alive.tensor(t):
-                    lives[position].add((pred.ref(), index))  # Live where pred == index.
+        deadness = [_Deadness(switch, 0), _Deadness(switch, 1)]  # Each output dead.
+        for position, t in enumerate(op.inputs):
+            dead = [d.tensor(t) for d in deadness]
+            if dead[0] != dead[1]:  # Live only where pred == the output that kills it.
+                lives[position].add((pred.ref(), dead.index(True)))
     if not all(len(conditions) == 1 for conditions in lives.values()):
         raise ValueError("No pfor vectorization defined for a Merge outside a cond")
     conditions = [next(iter(lives[i])) for i in range(len(op.inputs))]
