@@ -33,7 +33,7 @@ demo: $(STAMP)
 # install() (code converted by tf_upgrade_v2). tests/conftest.py reads the world.
 DIFFERENTIAL := tests/test_batching.py tests/test_producers.py tests/test_readers.py \
 	tests/test_vectorize.py tests/test_reliability.py tests/test_faults.py \
-	tests/test_many_pipelines.py tests/test_testing_api.py
+	tests/test_many_pipelines.py tests/test_testing_api.py tests/test_seeds.py
 
 test: $(STAMP)
 	$(BIN)/ruff check compat_input tools tests

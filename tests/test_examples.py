@@ -15,7 +15,14 @@ from tensorflow.tools.compatibility import ast_edits
 from tensorflow.tools.compatibility import tf_upgrade_v2
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-EXAMPLES = ["csv_batch", "ptb_producer", "tfrecord_join", "preloaded", "simple_shuffle_batch"]
+EXAMPLES = [
+    "csv_batch",
+    "ptb_producer",
+    "tfrecord_join",
+    "preloaded",
+    "simple_shuffle_batch",
+    "slim_train",
+]
 ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
 
 

@@ -77,7 +77,25 @@ def state():
         dict(pfor._pfor_converter_registry), logger.level, list(logger.filters),
         {name: getattr(tf.compat.v1.train, name) for name in dir(tf.compat.v1.train)},
         {name: getattr(tf.compat.v1, name) for name in ("TextLineReader", "TFRecordReader")},
+        served_anywhere(),
     )
+import sys
+def served_anywhere():
+    # Every attribute of every TensorFlow module that holds a served object, by where.
+    from compat_input._src.install import SERVED
+    served = {}
+    for path, names in SERVED:
+        module = tf.compat.v1
+        for part in filter(None, path.split(".")):
+            module = getattr(module, part)
+        served.update({id(getattr(module, name)): name for name in names})
+    found = {}
+    for module_name, module in list(sys.modules.items()):
+        if module_name.startswith("tensorflow") and module is not None:
+            for name, value in list(getattr(module, "__dict__", {}).items()):
+                if id(value) in served:
+                    found[f"{module_name}.{name}"] = value
+    return found
 """
 
 
@@ -125,8 +143,20 @@ def test_install_and_uninstall_round_trip_every_patch_exactly():
         "assert s.BaseSession.run is not before[0]['run']\n"
         "assert tf.compat.v1.train.batch is compat_input.batch\n"
         "assert len(install.active_patches()) == len([p for p in install.PATCHES if not p.option])\n"
+        # Every module that held one of TensorFlow's served objects holds ours now, the
+        # modules libraries import the queue API from (tf_slim) included.
+        "left = [where for where, v in before[-1].items() if v is not compat_input.QueueRunner\n"
+        "        and vars(sys.modules[where.rsplit('.', 1)[0]])[where.rsplit('.', 1)[1]] is v]\n"
+        "assert not left, sorted(left)\n"
+        "from tensorflow.python.training import input as tf_input, queue_runner, supervisor\n"
+        "from tensorflow.python.ops import io_ops\n"
+        "assert tf_input.shuffle_batch is compat_input.shuffle_batch\n"
+        "assert queue_runner.start_queue_runners is compat_input.start_queue_runners\n"
+        "assert supervisor.Supervisor is compat_input.Supervisor\n"
+        "assert io_ops.TFRecordReader is compat_input.TFRecordReader\n"
         "compat_input.uninstall()\n"
         "assert state() == before\n"
+        "assert tf_input.shuffle_batch is not compat_input.shuffle_batch\n"
         "assert install.active_patches() == []\n"
         "print(len(install.PATCHES))\n"
     )

@@ -1,5 +1,6 @@
 """Starting pipelines wherever legacy code started queue runners (contract §5, §7)."""
 
+import os
 import time
 
 import numpy as np
@@ -291,3 +292,97 @@ def test_a_pipeline_is_marked_started_only_once_its_iterator_is():
             assert marks
             for mark in marks:
                 assert pipeline.iterator.initializer in _ancestors(mark)
+
+
+def _counted_through_two_hand_built_queues(api) -> tuple:
+    """Rows of growing length waiting in a queue nobody closes, batched with a counter that
+    runs out after three examples, then prefetched through a second hand-built queue fed by
+    its own QueueRunner (tf_slim's prefetch_queue): the batch, then the end of input."""
+    with tf.Graph().as_default():
+        rows = [tf.constant([[i, -i]] * (i + 1)) for i in range(1, 4)]
+        for row in rows:
+            row.set_shape([None, 2])
+        taken = tf1.Variable(tf.constant(0, tf.int64)).count_up_to(3)
+        first = tf1.PaddingFIFOQueue(8, [tf.int32], shapes=[[None, 2]])
+        batch = api.batch([first.dequeue(), taken], 3, num_threads=1, dynamic_pad=True)
+        second = tf1.PaddingFIFOQueue(4, [tf.int32, tf.int64], shapes=[[3, None, 2], [3]])
+        tf1.train.add_queue_runner(tf1.train.QueueRunner(second, [second.enqueue(batch)]))
+        out = second.dequeue()
+        config = tf1.ConfigProto(operation_timeout_in_ms=20000)  # A hang fails the test.
+        with tf1.Session(config=config) as sess:
+            for row in rows:
+                sess.run(first.enqueue([row]))
+            sess.run(tf1.global_variables_initializer())
+            coord = tf1.train.Coordinator()
+            threads = api.start_queue_runners(sess, coord=coord)
+            values, counts = sess.run(out)
+            with pytest.raises(tf.errors.OutOfRangeError):
+                sess.run(out)
+            coord.request_stop()
+            coord.join(threads, stop_grace_period_secs=10)
+    return values.tolist(), counts.tolist()
+
+
+def test_an_example_graph_that_runs_out_ends_a_dequeue_waiting_on_an_open_queue():
+    # The counter's end came in the same step as a dequeue from an empty queue nobody
+    # closes: legacy's step failed and ended the input; a dequeue run on its own waits forever.
+    from helpers import compat_api
+    from helpers import legacy_api
+
+    legacy = _counted_through_two_hand_built_queues(legacy_api())
+    assert _counted_through_two_hand_built_queues(compat_api()) == legacy
+    assert legacy[1] == [0, 1, 2]
+
+
+def _graph_in_events_and_session(supervisor, logdir: str, with_input: bool) -> tuple:
+    """The graph a chief Supervisor writes to its event file, and its session's graph."""
+    with tf.Graph().as_default():
+        total = tf.constant(2.0)
+        if with_input:
+            total += tf.cast(compat_input.range_input_producer(4).dequeue(), tf.float32)
+        summary = tf1.summary.scalar("total", total)
+        sv = supervisor(is_chief=True, logdir=logdir, summary_op=None)
+        sess = sv.prepare_or_wait_for_session("")
+        sv.summary_computed(sess, sess.run(summary))
+        sess.close()
+        sv.stop()
+    import glob
+
+    events = tf1.train.summary_iterator(sorted(glob.glob(os.path.join(logdir, "event*")))[-1])
+    written = next(e.graph_def for e in events if e.graph_def)
+    return tf1.GraphDef.FromString(written), sess.graph.as_graph_def(add_shapes=True)
+
+
+@pytest.mark.parametrize("with_input", [False, True])
+def test_the_supervisors_event_file_holds_the_graph_the_session_ran(tmp_path, with_input):
+    # TensorFlow's supervisor_test compares the two: an op of ours made after the
+    # Supervisor wrote the graph (the state initializer of a graph with no pipeline) differs.
+    written, ran = _graph_in_events_and_session(compat_input.Supervisor, str(tmp_path), with_input)
+    assert sorted(n.name for n in written.node) == sorted(n.name for n in ran.node)
+    assert written == ran
+
+
+def _dequeues_made_after_the_start(api) -> list:
+    """A producer started before any dequeue exists; each step makes a new dequeue op."""
+    with tf.Graph().as_default():
+        queue = api.string_input_producer(tf.constant(["a", "b", "c"]), shuffle=False)
+        got = []
+        with tf1.Session(config=tf1.ConfigProto(operation_timeout_in_ms=20000)) as sess:
+            coord = tf1.train.Coordinator()
+            threads = api.start_queue_runners(sess=sess, coord=coord)
+            for _ in range(6):
+                got.append(sess.run(queue.dequeue()))
+            coord.request_stop()
+            coord.join(threads, stop_grace_period_secs=10)
+    return got
+
+
+def test_dequeues_made_after_start_queue_runners_read_the_started_producer():
+    # TensorFlow's input_test (testConstructionRace): legacy's runner was registered when
+    # the producer was made, so a dequeue made later read a filling queue.
+    from helpers import compat_api
+    from helpers import legacy_api
+
+    legacy = _dequeues_made_after_the_start(legacy_api())
+    assert legacy == [b"a", b"b", b"c"] * 2
+    assert _dequeues_made_after_the_start(compat_api()) == legacy

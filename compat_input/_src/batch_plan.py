@@ -22,6 +22,7 @@ import tensorflow as tf
 
 from compat_input._src import data_service
 from compat_input._src import graph_ops
+from compat_input._src import hand_built_queues
 from compat_input._src import joins
 from compat_input._src import legacy_arguments
 from compat_input._src import origins
@@ -305,15 +306,19 @@ def serve(plan: BatchPlan) -> Any:
     source = pipeline_lib.Source(
         name=plan.scope.rstrip("/"),
         dataset=dataset,
-        finite=bool(sources)
-        and all(item.sources for item in plan.lists)
+        # A hand-built queue ends when the program closes it.
+        finite=all(item.sources or item.captured.dequeues for item in plan.lists)
         and all(s.finite for s in sources),
         unsaved_because=(
             f"its examples come from the tf.data service at {plan.service}"
             if plan.service
             else None
         )
-        or next((s.unsaved_because for s in sources if s.unsaved_because), None),
+        or next((s.unsaved_because for s in sources if s.unsaved_because), None)
+        or next(
+            (hand_built_queues.UNSAVED_BECAUSE for item in plan.lists if item.captured.dequeues),
+            None,
+        ),
         batches=True,
         service_job=plan.shared_name if plan.service else None,
         ops=tuple(op for item in plan.lists for op in item.captured.ops)

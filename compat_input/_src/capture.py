@@ -17,11 +17,11 @@ What prototyping taught (design.md), each handled below:
   importing them would make fresh, uninitialized copies. A ref variable is read through
   its `/read` snapshot; a resource variable is read live;
 - stateful ops (random, py_func) are imported: they run once per element, as legacy's did;
-- a dequeue from a hand-built queue becomes a source: the pipeline ends with that queue.
+- a dequeue from a hand-built queue is made again inside the function: the pipeline ends
+  with that queue (hand_built_queues.py).
 """
 
 import dataclasses
-import hashlib
 from collections.abc import Callable
 from typing import Any
 from typing import Optional
@@ -30,6 +30,7 @@ import tensorflow as tf
 from tensorflow.core.framework import graph_pb2
 from tensorflow.core.framework import node_def_pb2
 
+from compat_input._src import capture_keys
 from compat_input._src import errors
 from compat_input._src import hand_built_queues
 from compat_input._src import op_kinds
@@ -43,7 +44,6 @@ _PLACEHOLDERS = frozenset({"Placeholder", "PlaceholderV2", "PlaceholderWithDefau
 _FOREIGN_ITERATORS = frozenset(
     {"IteratorGetNext", "IteratorGetNextSync", "IteratorGetNextAsOptional"}
 )
-_QUEUE_DEQUEUES = frozenset({"QueueDequeueV2", "QueueDequeueManyV2", "QueueDequeueUpToV2"})
 _REAL_READS = frozenset({"ReaderReadV2", "ReaderReadUpToV2", "ReaderRead", "ReaderReadUpTo"})
 _ARG_PREFIX = "compat_input_arg_"
 
@@ -60,6 +60,8 @@ class Captured:
     ops: tuple = ()
     # The targets are exactly the one source's element, in order: no map is needed.
     passthrough: bool = False
+    # Dequeues from the program's own queues, made inside the function (hand_built_queues).
+    dequeues: tuple = ()
     # Equal for captures that compute the same from the same flat arguments (one tower's
     # decode graph and the next one's): their map functions are traced once (tracing.py).
     # None where the graph reads state of its own (a variable, a counter).
@@ -177,9 +179,8 @@ class _Walk:
             if op.type == "CountUpTo" and _is_ref(op.inputs[0]):
                 self.boundary[t.name] = ("counter", (op, _mirror(op)))
                 continue
-            if op.type in _QUEUE_DEQUEUES:
-                source = hand_built_queues.source(op)
-                self.boundary[t.name] = ("source", (source, list(op.outputs).index(t)))
+            if op.type in hand_built_queues.DEQUEUES:
+                self.boundary[t.name] = ("dequeue", (op, list(op.outputs).index(t)))
                 continue
             self._op(op, stack)
 
@@ -243,7 +244,12 @@ def _failing(targets: list, error: errors.CaptureError) -> Captured:
         del flat_args
         check = tf.debugging.Assert(tf.constant(False), [message])
         with tf.control_dependencies([check]):
-            return [tracing.stand_in(t.shape, t.dtype) for t in targets]
+            # With the targets' static shapes, unknown ones included: a SparseTensor of
+            # unknown rank needs a dense_shape of unknown length, not a scalar stand-in.
+            return [
+                tf1.placeholder_with_default(tracing.stand_in(t.shape, t.dtype), t.shape)
+                for t in targets
+            ]
 
     return Captured(sources=[], fn=fn, stateful=True)
 
@@ -285,9 +291,15 @@ def capture(targets: list, what: str, defer_errors: bool = False) -> Captured:
 
     def fn(*flat_args):
         input_map = {}
+        dequeued: dict = {}  # One dequeue per program op per example.
         for name in boundary_names:
             kind, payload = walk.boundary[name]
-            if kind == "source":
+            if kind == "dequeue":
+                op, index = payload
+                if op.name not in dequeued:
+                    dequeued[op.name] = hand_built_queues.dequeue(op)
+                value = dequeued[op.name][index]
+            elif kind == "source":
                 source, index = payload
                 value = flat_args[source_offsets[id(source)] + index]
             elif kind == "counter":
@@ -327,7 +339,15 @@ def capture(targets: list, what: str, defer_errors: bool = False) -> Captured:
     }
     counters = tuple(payload[0] for kind, payload in walk.boundary.values() if kind == "counter")
     ops = tuple(walk.ops.values()) + counters
-    stateful = any(op_kinds.order_sensitive(op) for op in ops)
+    dequeues = tuple(
+        {
+            payload[0].name: payload[0]
+            for kind, payload in walk.boundary.values()
+            if kind == "dequeue"
+        }.values()
+    )
+    # A dequeue takes what is next in the program's queue: one example at a time.
+    stateful = bool(dequeues) or any(op_kinds.order_sensitive(op) for op in ops)
     passthrough = len(sources) == 1 and [walk.boundary.get(t.name) for t in targets] == [
         ("source", (sources[0], i))
         for i in range(len(tf.nest.flatten(sources[0].dataset.element_spec)))
@@ -338,38 +358,9 @@ def capture(targets: list, what: str, defer_errors: bool = False) -> Captured:
         stateful=stateful,
         ops=ops,
         passthrough=passthrough,
-        key=_key(graph_def, targets, arg_name, flat_index, functions),
+        dequeues=dequeues,
+        key=capture_keys.key(graph_def, targets, arg_name, flat_index, functions),
     )
-
-
-def _key(graph_def, targets: list, arg_name: dict, flat_index: dict, functions: list):
-    """The graph_def with its node names replaced by their positions, what each argument
-    placeholder reads, and which tensors are returned: equal where the captures compute the
-    same. None where a boundary is not a source element (it would be captured, not passed)."""
-    if len(flat_index) != len(arg_name):
-        return None
-    names = {node.name: f"n{i}" for i, node in enumerate(graph_def.node)}
-
-    def renamed(name: str) -> str:
-        control, name = name.startswith("^"), name.lstrip("^")
-        op, _, port = name.partition(":")
-        return ("^" if control else "") + names.get(op, op) + (f":{port}" if port else "")
-
-    canonical = graph_pb2.GraphDef.FromString(graph_def.SerializeToString())
-    for node in canonical.node:
-        node.name = names[node.name]
-        inputs = [renamed(i) for i in node.input]
-        del node.input[:]
-        node.input.extend(inputs)
-    digest = hashlib.sha256(canonical.SerializeToString(deterministic=True))
-    for name, index in flat_index.items():
-        digest.update(f"|{names[arg_name[name]]}={index}".encode())
-    for t in targets:
-        returned = names[arg_name[t.name]] if t.name in arg_name else renamed(t.name)
-        digest.update(f"|out {returned}".encode())
-    for name in sorted(f.name if isinstance(f.name, str) else f.name.decode() for f in functions):
-        digest.update(f"|{name}".encode())
-    return digest.hexdigest()[:24]
 
 
 def _functions_called(graph: tf.Graph, nodes: list) -> list:

@@ -9,7 +9,7 @@ from compat_input._src import graph_ops
 from compat_input._src import tracing
 
 
-def _epoch(tensor, counter, empty, shuffle, seed, rows, rows_args):
+def _epoch(tensor, counter, empty, seeds, rows, rows_args):
     """One epoch of `tensor`'s rows (see `epochs_dataset`)."""
     value = tensor
     if empty is not None:
@@ -28,8 +28,8 @@ def _epoch(tensor, counter, empty, shuffle, seed, rows, rows_args):
         bumped = tf.cond(initialized, bump, lambda: tf.constant(False))
         with tf.control_dependencies([bumped]):
             value = tf.identity(value)
-    if shuffle:
-        value = tf.random.shuffle(value, seed=seed)
+    if seeds is not None:
+        value = tf.raw_ops.RandomShuffle(value=value, seed=seeds[0], seed2=seeds[1])
     return value if rows is None else rows(value, *rows_args)
 
 
@@ -63,23 +63,29 @@ def epochs_dataset(
     before it is split into elements: one op per epoch instead of a map per element, which
     costs tens of microseconds each. `empty`: `(state handle, message)`, to end the input
     with that message when `tensor` is empty. The epoch function is traced once per graph
-    (tracing.shared_map) where `rows` is None or named by `rows_key`, and no random op takes
-    its seed from the graph: each pipeline's own op seed would otherwise be the first's.
+    and seeds (tracing.shared_map) where `rows` is None or named by `rows_key`.
     """
+    seeds = None
+    if shuffle:
+        # Drawn here, from the program's graph, once, as legacy's random_shuffle drew them:
+        # a random op made inside the function would take the function graph's own seed
+        # counter, and every random op the program makes after the input another seed.
+        drawn = tf.compat.v1.get_seed(seed)
+        seeds = (drawn[0] or 0, drawn[1] or 0)
     args = [tensor]
     if counter is not None:
         args.append(counter.handle)
     if empty is not None:
         args.extend(empty)
     args.extend(rows_args)
-    shareable = (rows is None or rows_key is not None) and not (shuffle and seed is None)
-    key = f"epoch_{counter is not None}_{empty is not None}_{shuffle}_{seed}_{rows_key}"
+    shareable = rows is None or rows_key is not None
+    key = f"epoch_{counter is not None}_{empty is not None}_{seeds}_{rows_key}"
 
     def epoch(_, tensor, *rest):
         rest = list(rest)
         handle = rest.pop(0) if counter is not None else None
         check = (rest.pop(0), rest.pop(0)) if empty is not None else None
-        return _epoch(tensor, handle, check, shuffle, seed, rows, rest)
+        return _epoch(tensor, handle, check, seeds, rows, rest)
 
     count = -1 if num_epochs is None else num_epochs
     if counter is None and empty is None and not shuffle and rows is None:

@@ -1,55 +1,27 @@
-"""Hand-built queues: a dequeue from a queue the program made itself, as a pipeline source.
+"""Hand-built queues: a dequeue from a queue the program made itself, inside the example.
 
 Programs that feed a `FIFOQueue` from Python or from their own QueueRunner, then batch
-what they dequeue, keep their queue; the batcher reads it through this source, which
-dequeues one element per pull and ends when the queue is closed and drained.
+what they dequeue, keep their queue. The dequeue runs inside the per-example function, in
+the same step as the rest of the example, as it ran in the legacy enqueue op: an example
+graph that fails (a `count_up_to` past its limit) cancels a dequeue blocked on an open,
+empty queue and ends the input, where a separate dequeue stage would wait forever. A
+dequeue from a closed, drained queue raises OutOfRangeError, which ends the input too
+(example_lists.per_example_map).
 """
 
 import tensorflow as tf
 
-from compat_input._src import graph_ops
-from compat_input._src import pipeline as pipeline_lib
-from compat_input._src import tracing
+# Dequeue ops read here; the many/up-to kinds take their count from the program's op.
+DEQUEUES = frozenset({"QueueDequeueV2", "QueueDequeueManyV2", "QueueDequeueUpToV2"})
+# Why a pipeline reading one cannot put its position into a checkpoint.
+UNSAVED_BECAUSE = "a hand-built queue"
 
 
-@tracing.without_autograph
-def source(op: tf.Operation) -> pipeline_lib.Source:
-    """A dequeue from a hand-built queue, served as a source that ends with the queue."""
-    handle = op.inputs[0]
+def dequeue(op: tf.Operation) -> list:
+    """The program's dequeue `op` made again in the function being built: its outputs."""
     types = [t.dtype for t in op.outputs]
-    shapes = [t.shape for t in op.outputs]
-    many = op.type != "QueueDequeueV2"
-    count = op.inputs[1] if many else None
-    needed = 1 if count is None else count
-
-    def pull(_):
-        closed = graph_ops.QueueIsClosedV2(handle=handle)
-        drained = tf.logical_and(closed, graph_ops.QueueSizeV2(handle=handle) < needed)
-
-        def stop():
-            return [tf.constant(False)] + [tracing.stand_in(s, t) for t, s in zip(types, shapes)]
-
-        def take():
-            raw = getattr(tf.raw_ops, op.type)
-            kwargs = {"handle": handle, "component_types": types}
-            if many:
-                kwargs["n"] = count
-            return [tf.constant(True)] + list(raw(**kwargs))
-
-        return tuple(tf.cond(drained, stop, take))
-
-    dataset = (
-        tf.data.Dataset.from_tensors(tf.constant(0))
-        .repeat()
-        .map(pull)
-        # A dequeue that blocked on an open queue fails when the queue is closed under it;
-        # that element is dropped and the next pull sees the queue closed and drained.
-        .apply(tf.data.experimental.ignore_errors())
-        .take_while(lambda ok, *_: ok)
-        .map(lambda ok, *values: tuple(tf.ensure_shape(v, s) for v, s in zip(values, shapes)))
-    )
-    source = pipeline_lib.Source(
-        name=op.name, dataset=dataset, unsaved_because="a hand-built queue"
-    )
-    source.register(list(op.outputs))
-    return source
+    kwargs = {"handle": tf.identity(op.inputs[0]), "component_types": types}
+    if op.type != "QueueDequeueV2":
+        kwargs["n"] = tf.identity(op.inputs[1])
+    outputs = getattr(tf.raw_ops, op.type)(**kwargs)
+    return [tf.ensure_shape(value, t.shape) for value, t in zip(outputs, op.outputs)]

@@ -39,7 +39,10 @@ class PipelineRunner:
         with tf_internals.at_root(graph):
             self.queue = tf.no_op(name="compat_input_pipelines")
             # Its next element raises OutOfRangeError: how a runner thread learns it is done.
-            self._empty = tf1.data.make_one_shot_iterator(tf.data.Dataset.range(0))
+            # Made without drawing a seed from the graph's counter, which legacy's runners
+            # never do: every random op made after it would get another seed than on legacy.
+            with tf_internals.seed_counter_kept(graph):
+                self._empty = tf1.data.make_one_shot_iterator(tf.data.Dataset.range(0))
         self.close_op = self.cancel_op = self.queue
         # Exported only: one op per pipeline that starts it if it is not started yet, then
         # ends its runner thread. A graph imported from a meta-graph, with or without

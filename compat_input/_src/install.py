@@ -30,6 +30,7 @@ import tensorflow as tf
 from compat_input._src import batch_records
 from compat_input._src import checkpoint
 from compat_input._src import located_errors
+from compat_input._src import tf_internals
 from compat_input._src.tf_internals import saver_lib
 from compat_input._src.tf_internals import session_lib
 
@@ -75,6 +76,33 @@ SERVED = (
 )
 
 
+_RUNNER_NAMES = ("QueueRunner", "add_queue_runner", "start_queue_runners")
+_TRAIN_NAMES = dict(SERVED)["train"]
+_INPUT_NAMES = tuple(n for n in _TRAIN_NAMES if n not in _RUNNER_NAMES + ("Supervisor",))
+_READER_NAMES = dict(SERVED)[""]
+
+# Where else TensorFlow defines or re-exports the served names, as paths in its python
+# package. Libraries reach the queue API there (tf_slim imports `training.input` as
+# `tf_input`, `training.queue_runner`, `training.supervisor`, `ops.io_ops`) and look the
+# names up as they call them, so a library imported before install() is served too.
+# tests/test_package.py scans every TensorFlow module for a served name left unpatched.
+SERVED_IN_MODULES = (
+    ("training.input", _INPUT_NAMES),
+    ("training.queue_runner_impl", _RUNNER_NAMES),
+    ("training.queue_runner", _RUNNER_NAMES),
+    ("training.supervisor", ("Supervisor",)),
+    ("training.training", _TRAIN_NAMES),
+    ("ops.io_ops", _READER_NAMES),
+    ("ops.standard_ops", _READER_NAMES),
+)
+# TensorFlow 2's API modules that hold a served name too (`tf.io.match_filenames_once`).
+SERVED_IN_API = (
+    ("compat.v2.compat.v1", _READER_NAMES),
+    ("io", ("match_filenames_once",)),
+    ("compat.v2.io", ("match_filenames_once",)),
+)
+
+
 @dataclasses.dataclass(frozen=True)
 class Patch:
     """One attribute `install()` replaces: `replacement(original)` is the new value."""
@@ -102,6 +130,10 @@ def _tf1_module(path: str) -> Callable[[], Any]:
     return lambda: _tf_attribute(f"compat.v1.{path}")
 
 
+def _module(path: str) -> Callable[[], Any]:
+    return lambda: tf_internals.legacy_module(path)
+
+
 def _served(name: str) -> Callable[[Any], Any]:
     import compat_input
 
@@ -120,6 +152,16 @@ PATCHES = tuple(
         Patch(_tf1_module("compat.v1"), name, _served(name), "serve the legacy name")
         for path, names in SERVED
         if path == ""
+        for name in names
+    ),
+    *(
+        Patch(_module(path), name, _served(name), "serve the name where libraries import it")
+        for path, names in SERVED_IN_MODULES
+        for name in names
+    ),
+    *(
+        Patch(lambda path=path: _tf_attribute(path), name, _served(name), "serve the name")
+        for path, names in SERVED_IN_API
         for name in names
     ),
     Patch(

@@ -78,3 +78,40 @@ def get_next(iterator, name=None):
     for tensor, part in zip(tensors, flat):
         tensor.set_shape(part.shape)
     return tf.nest.pack_sequence_as(spec, tensors)
+
+
+@tracing.without_autograph
+def pulled_from(resource: tf.Tensor, element_spec) -> tf.data.Dataset:
+    """The elements another iterator yields, each taken from it as this dataset needs one.
+
+    Several datasets over one iterator share its stream: each element goes to exactly one
+    of them, as each work item of a legacy filename queue went to the one reader that
+    dequeued it. Ends when that iterator does. The iterator must be started first.
+    """
+    flat = tf.nest.flatten(element_spec)
+
+    def pull(_):
+        optional = tf.raw_ops.IteratorGetNextAsOptional(
+            iterator=resource,
+            output_types=[s.dtype for s in flat],
+            output_shapes=[s.shape for s in flat],
+        )
+        has = tf.raw_ops.OptionalHasValue(optional=optional)
+        values = tf.cond(
+            has,
+            lambda: tf.raw_ops.OptionalGetValue(
+                optional=optional,
+                output_types=[s.dtype for s in flat],
+                output_shapes=[s.shape for s in flat],
+            ),
+            lambda: [tracing.stand_in(s.shape, s.dtype) for s in flat],
+        )
+        return (has,) + tuple(values)
+
+    pulled = tf.data.Dataset.from_tensors(tf.constant(0)).repeat().map(pull)
+    taken = pulled.take_while(lambda has, *values: has)
+    return taken.map(
+        lambda has, *values: tf.nest.pack_sequence_as(
+            element_spec, [tf.ensure_shape(v, s.shape) for v, s in zip(values, flat)]
+        )
+    )

@@ -126,6 +126,8 @@ class Pipeline:
     def _make(self, graph, source: "Source") -> None:
         self.name = name = source.name
         dataset = source.dataset
+        # Pipelines this one's elements are pulled from: started (checked) before its reads.
+        self.needs: list = []
         self.source: Optional[Source] = source
         # What the pipeline can tell about a failing record (origins.Origins).
         self.origins: Any = source.origins
@@ -157,7 +159,7 @@ class Pipeline:
         )
         self.started_handle = self._started.handle
         self._made: dict = {}
-        runner = _ensure_runner(graph)
+        runner = ensure_runner(graph)
         deferred = (self.variant, self.resource, runner.input_started.handle)
         self.guard = started_guard.guard(self.started_handle, name, deferred if self.lazy else None)
         state = graph_state(graph)
@@ -216,7 +218,7 @@ class Pipeline:
         `after(element)`, if given, makes an op that each run runs once the element is read.
         """
         # The read itself waits for the check, or an unstarted iterator fails first.
-        with tf.control_dependencies([self.guard]):
+        with tf.control_dependencies([p.guard for p in self.needs] + [self.guard]):
             element = iterators.get_next(self.iterator)
         flat = tf.nest.flatten(element, expand_composites=True)
         self.read_op_names.append(flat[0].op.name)
@@ -260,6 +262,12 @@ class Source:
     captured: bool = False
     # The shared tf.data service job it reads, which one trainer cannot rewind.
     service_job: Optional[str] = None
+    # A reader's: the dataset its own pipeline reads once several readers read the same
+    # producer directly (shared_work.py), taking its work items from the iterator whose
+    # resource it is given.
+    own_dataset: Optional[Callable[[tf.Tensor], tf.data.Dataset]] = None
+    # A producer's: the own pipelines of the readers that read it.
+    direct_readers: list = dataclasses.field(default_factory=list)
 
     def register(self, tensors: list[tf.Tensor]) -> None:
         state = graph_state(tensors[0].graph)
@@ -284,7 +292,7 @@ def needs_initialization(variables: list) -> None:
     state = graph_state(variables[0].graph)
     with state.lock:
         state.state_variables.extend(variables)
-    _ensure_runner(variables[0].graph)
+    ensure_runner(variables[0].graph)
 
 
 def state_variable(value, name: str, shape=None) -> state_variables.StateVariable:
@@ -329,8 +337,13 @@ def _initialized_so_far(graph: tf.Graph) -> tf.Operation:
 
 def state_groups(graph: tf.Graph) -> list:
     """Every group of the graph's state, a last one made for state registered since."""
-    _initialized_so_far(graph)
     state = graph_state(graph)
+    with state.lock:
+        registered = bool(state.state_variables)
+    # A graph with no state of ours gets no op of ours: a Supervisor wrote it to its event
+    # file already, and TensorFlow's tests compare that graph with the session's.
+    if registered:
+        _initialized_so_far(graph)
     with state.lock:
         return list(state.groups)
 
@@ -345,15 +358,30 @@ def pipelines_of(graph: tf.Graph) -> list[Pipeline]:
         return list(state.pipelines)
 
 
+def _to_start(state: _GraphState) -> list:
+    # A reader or producer that batchers read through their own iterators is left to its
+    # first direct read, if any: 50 towers started 1.9 s sooner.
+    return [p for p in state.pipelines if not (p.lazy and p.source.captured)]
+
+
+def make_start_ops(graph: tf.Graph) -> None:
+    """Makes now every op `start_pipelines` runs, where made on first use: a Supervisor
+    writes the graph to its event file and finalizes it when it is made, before it starts
+    anything, and that graph must be the one its sessions run."""
+    state = graph_state(graph)
+    with state.lock:
+        pipelines = _to_start(state)
+    made = [v.initializer for group in state_groups(graph) for v in group.variables]
+    made += [(p.is_started, p.start_op) for p in pipelines]
+
+
 def start_pipelines(sess, graph: Optional[tf.Graph] = None) -> int:
     """Starts the pipelines of `sess`'s graph not yet started in `sess`; returns how many."""
     graph = graph or sess.graph
     state = graph_state(graph)
     with state.lock:
         state.sessions.add(sess)
-        # A reader or producer that batchers read through their own iterators is left to
-        # its first direct read, if any: 50 towers started 1.9 s sooner.
-        pipelines = [p for p in state.pipelines if not (p.lazy and p.source.captured)]
+        pipelines = _to_start(state)
     session_release.at_exit(sess)
     groups = state_groups(graph)
     if not pipelines and not groups:
@@ -371,7 +399,7 @@ def start_pipelines(sess, graph: Optional[tf.Graph] = None) -> int:
     return len(todo)
 
 
-def _ensure_runner(graph: tf.Graph) -> input_runner.PipelineRunner:
+def ensure_runner(graph: tf.Graph) -> input_runner.PipelineRunner:
     state = graph_state(graph)
     with state.lock:
         runner, fresh = state.runner, state.runner is None

@@ -166,6 +166,10 @@ def _producer_queue(
     # Legacy wrote `summary_name`, how full its queue was; tf.data has no queue to
     # measure, and a made-up value would mislead on TensorBoard, so none is written.
     del summary_name
+    # Legacy's queue runner was in QUEUE_RUNNERS from here on: a dequeue made after
+    # start_queue_runners read a started queue. Ours is there now too, so that starting the
+    # input registers the session, and a pipeline made later starts in it at once.
+    pipeline_lib.ensure_runner(tf1.get_default_graph())
     return InputQueue(source, input_tensor.dtype.base_dtype, shape, capacity, queue_name)
 
 

@@ -110,10 +110,18 @@ class RecentRecords:
         """What `log` writes: passed to a function traced once for every reader."""
         return [self._count.handle, self._rows.handle]
 
-    def count(self, which: int) -> tf.Tensor:
-        """One of the counts (`RECORDS`, `FINISHED`), read now."""
-        counts = graph_ops.ReadVariableOp(resource=self._count.handle, dtype=tf.int64)
-        return counts[which]
+    def count(self, which: int, or_zero: bool = False) -> tf.Tensor:
+        """One of the counts (`RECORDS`, `FINISHED`), read now; `or_zero`: 0 where nothing
+        initialized the log yet (no pipeline of the reader was started)."""
+        handle = self._count.handle
+
+        def read():
+            return graph_ops.ReadVariableOp(resource=handle, dtype=tf.int64)[which]
+
+        if not or_zero:
+            return read()
+        initialized = graph_ops.VarIsInitializedOp(resource=handle)
+        return tf.cond(initialized, read, lambda: tf.constant(0, tf.int64))
 
     def finished(self, handles=None) -> tf.Operation:
         """Counts one more work item finished."""

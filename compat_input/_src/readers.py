@@ -13,11 +13,14 @@ import tensorflow as tf
 
 from compat_input._src import graph_ops
 from compat_input._src import input_files
+from compat_input._src import iterators
 from compat_input._src import origins
 from compat_input._src import pipeline as pipeline_lib
 from compat_input._src import producers
 from compat_input._src import reader_logs
+from compat_input._src import reader_surface
 from compat_input._src import rereading
+from compat_input._src import shared_work
 from compat_input._src import tfrecords
 from compat_input._src import tracing
 from compat_input._src.options import options
@@ -36,7 +39,7 @@ def record_key(work: tf.Tensor, position: tf.Tensor) -> tf.Tensor:
     return tf.strings.join([work, tf.strings.as_string(position)], separator=":")
 
 
-class ReaderBase:
+class ReaderBase(reader_surface.CountersAndState):
     """Shared behaviour of the reader shims; subclasses define `_records(work_item)`."""
 
     _legacy_class = None
@@ -186,29 +189,37 @@ class ReaderBase:
                 dataset = self._counted(item, index, list(state))
                 return dataset if up_to is None else dataset.batch(up_to)
 
-            dataset = tracing.enumerate_(work.dataset)
-            if self.skipped_files is not None and self._reads_files:
-                # Files gone since the build are skipped: a function of this reader alone.
-                def checked(element, *state):
-                    records_ = records(element, *state)
-                    return input_files.skipping_unusable(
-                        records_, element[1], type(self).__name__, self.unusable, self.skipped_files
-                    )
+            def read(items: tf.data.Dataset) -> tf.data.Dataset:
+                """The records of the work items `items`, numbered as this reader took them."""
+                dataset = tracing.enumerate_(items)
+                if self.skipped_files is not None and self._reads_files:
+                    # Files gone since the build are skipped: a function of this reader alone.
+                    def checked(element, *state):
+                        name = type(self).__name__
+                        return input_files.skipping_unusable(
+                            records(element, *state),
+                            element[1],
+                            name,
+                            self.unusable,
+                            self.skipped_files,
+                        )
 
-                dataset = tracing.shared_flat_map(dataset, None, checked, self._state())
-            elif self._one_record and up_to is None:
+                    return tracing.shared_flat_map(dataset, None, checked, self._state())
+                if self._one_record and up_to is None:
 
-                def record(element, *state):
-                    return self._counted_record(element[1], element[0], list(state))
+                    def record(element, *state):
+                        return self._counted_record(element[1], element[0], list(state))
 
-                shared = f"record_{type(self).__name__}_{self._config()}"
-                dataset = tracing.shared_map(dataset, shared, record, self._state())
-            else:
+                    shared = f"record_{type(self).__name__}_{self._config()}"
+                    return tracing.shared_map(dataset, shared, record, self._state())
                 shared = f"records_{type(self).__name__}_{self._config()}_{up_to}"
-                dataset = tracing.shared_flat_map(dataset, shared, records, self._state())
+                return tracing.shared_flat_map(dataset, shared, records, self._state())
+
+            spec = work.dataset.element_spec
             self._sources[key] = pipeline_lib.Source(
                 name=f"{self._scope.rstrip('/')}",
-                dataset=dataset,
+                dataset=read(work.dataset),
+                own_dataset=lambda resource: read(iterators.pulled_from(resource, spec)),
                 work_source=work,
                 records=lambda index, item: records((index, item), *self._state()),
                 finite=work.finite,
@@ -246,46 +257,19 @@ class ReaderBase:
         if not isinstance(queue, producers.InputQueue):
             return self._legacy_reader().read(queue, name=name)
         self._check_files(queue)
-        return tuple(self._source(queue).element_tensors(name=name))
+        return self._read_directly(self._source(queue), name)
 
     def read_up_to(self, queue, num_records, name=None):
         """Up to `num_records` `(keys, values)`, never crossing a work item, as legacy."""
         if not isinstance(queue, producers.InputQueue):
             return self._legacy_reader().read_up_to(queue, num_records, name=name)
         self._check_files(queue)
-        return tuple(self._source(queue, up_to=num_records).element_tensors(name=name))
+        return self._read_directly(self._source(queue, up_to=num_records), name)
 
-    # Over a hand-built queue the legacy reader does the reading (`read` above), so it also
-    # answers for its counters and state, as a legacy program expects.
-
-    def _answer(self, method: str, ours, *args, name=None):
-        if self._legacy is not None:
-            return getattr(self._legacy, method)(*args, name=name)
-        return ours()
-
-    def _unsupported(self, what: str):
-        raise tf.errors.UnimplementedError(
-            None, None, f"{type(self).__name__} does not support {what} its state."
-        )
-
-    def num_records_produced(self, name=None):
-        produced = lambda: self.recent.count(reader_logs.RECORDS)  # noqa: E731
-        return self._answer("num_records_produced", produced, name=name)
-
-    def num_work_units_completed(self, name=None):
-        completed = lambda: self.recent.count(reader_logs.FINISHED)  # noqa: E731
-        return self._answer("num_work_units_completed", completed, name=name)
-
-    def reset(self, name=None):
-        return self._answer("reset", lambda: tf.no_op(name=name), name=name)
-
-    def serialize_state(self, name=None):
-        return self._answer("serialize_state", lambda: self._unsupported("serializing"), name=name)
-
-    def restore_state(self, state, name=None):
-        unsupported = lambda: self._unsupported("restoring")  # noqa: E731
-        return self._answer("restore_state", unsupported, state, name=name)
-
+    def _read_directly(self, source: pipeline_lib.Source, name) -> tuple:
+        tensors = tuple(source.element_tensors(name=name))
+        shared_work.share(source.pipeline)
+        return tensors
 
 class TextLineReader(ReaderBase):
     """Drop-in replacement for `tf.compat.v1.TextLineReader`.

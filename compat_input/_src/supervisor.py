@@ -31,6 +31,12 @@ class Supervisor(tf1.train.Supervisor):
     before the first checkpoint is written.
     """
 
+    def __init__(self, graph=None, *args, **kwargs):
+        # TensorFlow's Supervisor writes the graph to its event file and finalizes it here:
+        # the ops that start the pipelines must be in it already.
+        pipeline_lib.make_start_ops(graph or tf1.get_default_graph())
+        super().__init__(graph, *args, **kwargs)
+
     def start_standard_services(self, sess):
         # Start the pipelines first: the checkpoint service saves their positions at once.
         pipeline_lib.start_pipelines(sess)

@@ -8,6 +8,7 @@ import here never fails). `tests/test_package.py` checks that no other module im
 """
 
 import contextlib
+import importlib
 
 import tensorflow as tf
 
@@ -24,6 +25,37 @@ from tensorflow.python.training import saver as saver_lib  # noqa: F401 - re-exp
 
 # The base class of the Saver's saveables; a pipeline's position is one (checkpoint.py).
 from tensorflow.python.training.saving import saveable_object  # noqa: F401 - re-exported
+
+
+def legacy_module(name: str):
+    """TensorFlow's module `tensorflow.python.<name>`: where the queue API is defined or
+    re-exported, and libraries (tf_slim) import it from; `install()` serves names there."""
+    return importlib.import_module(f"tensorflow.python.{name}")
+
+
+@contextlib.contextmanager
+def seed_counter_kept(graph: tf.Graph):
+    """Leaves `graph`'s counter of op seeds (`get_seed`) as it was: a one-shot iterator
+    draws from it. Legacy input functions draw only where they make a random op, and every
+    random op a program makes after its input takes the counter's next value."""
+    from tensorflow.python.framework import random_seed
+
+    counters = random_seed._graph_to_seed_dict
+    before = counters.get(graph)
+    try:
+        yield
+    finally:
+        if before is None:
+            counters.pop(graph, None)
+        else:
+            counters[graph] = before
+
+
+def update_input(op: tf.Operation, index: int, tensor: tf.Tensor) -> None:
+    """Makes `op` read `tensor` as its input `index`, before any session ran the graph: the
+    options op of a reader's pipeline, switched to a stream its producer's readers share
+    (pipeline._share_work). TensorFlow has no public way to change a made op's input."""
+    op._update_input(index, tensor)
 
 
 def release_closed_session(sess) -> None:
