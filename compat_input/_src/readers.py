@@ -271,6 +271,7 @@ class ReaderBase(reader_surface.CountersAndState):
         shared_work.share(source.pipeline)
         return tensors
 
+
 class TextLineReader(ReaderBase):
     """Drop-in replacement for `tf.compat.v1.TextLineReader`.
 
