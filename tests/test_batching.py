@@ -649,17 +649,20 @@ def test_a_sparse_tensor_with_a_vector_keep_input_keeps_whole_rows_like_legacy(j
 
 
 _BATCHERS_OF_ONE = {
-    "batch": lambda api, t: api.batch([t], 2),
-    "batch_join": lambda api, t: api.batch_join([[t], [t]], 2),
-    "shuffle_batch": lambda api, t: api.shuffle_batch([t], 2, 10, 1),
-    "shuffle_batch_join": lambda api, t: api.shuffle_batch_join([[t], [t]], 2, 10, 1),
-    "maybe_batch": lambda api, t: api.maybe_batch([t], tf.constant(True), 2),
-    "maybe_shuffle_batch": lambda api, t: api.maybe_shuffle_batch([t], 2, 10, 1, True),
-    "enqueue_many": lambda api, t: api.batch([t], 2, enqueue_many=True),
+    "batch": lambda api, t, many: api.batch([t], 2, enqueue_many=many),
+    "batch_join": lambda api, t, many: api.batch_join([[t], [t]], 2, enqueue_many=many),
+    "shuffle_batch": lambda api, t, many: api.shuffle_batch([t], 2, 10, 1, enqueue_many=many),
+    "shuffle_batch_join": lambda api, t, many: api.shuffle_batch_join(
+        [[t], [t]], 2, 10, 1, enqueue_many=many
+    ),
+    "maybe_batch": lambda api, t, many: api.maybe_batch([t], True, 2, enqueue_many=many),
+    "maybe_shuffle_batch": lambda api, t, many: api.maybe_shuffle_batch(
+        [t], 2, 10, 1, True, enqueue_many=many
+    ),
 }
 
 
-def _batched_sparse_shapes(api, batcher) -> tuple:
+def _batched_sparse_shapes(api, batcher, many) -> tuple:
     """Static shapes of a batch of SparseTensors whose rank nothing tells (placeholders)."""
     with tf.Graph().as_default():
         sparse = tf.SparseTensor(
@@ -667,7 +670,7 @@ def _batched_sparse_shapes(api, batcher) -> tuple:
             values=tf1.placeholder(tf.float32),
             dense_shape=tf1.placeholder(tf.int64),
         )
-        batched = _BATCHERS_OF_ONE[batcher](api, sparse)
+        batched = _BATCHERS_OF_ONE[batcher](api, sparse, many)
         batched = batched[0] if isinstance(batched, list) else batched
         return tuple(
             t.shape.as_list() if t.shape.rank is not None else None
@@ -675,9 +678,42 @@ def _batched_sparse_shapes(api, batcher) -> tuple:
         )
 
 
+@pytest.mark.parametrize("many", [False, True])
 @pytest.mark.parametrize("batcher", sorted(_BATCHERS_OF_ONE))
-def test_sparse_tensors_of_unknown_rank_batch_with_legacys_static_shapes(batcher):
+def test_sparse_tensors_of_unknown_rank_batch_with_legacys_static_shapes(batcher, many):
     # TensorFlow's input_test builds these (placeholders never fed): legacy builds them,
     # and so must we.
-    legacy = _batched_sparse_shapes(legacy_api(), batcher)
-    assert _batched_sparse_shapes(compat_api(), batcher) == legacy
+    legacy = _batched_sparse_shapes(legacy_api(), batcher, many)
+    assert _batched_sparse_shapes(compat_api(), batcher, many) == legacy
+
+
+def _padded_join(api) -> tuple:
+    """Two lists: `a` tiled 1 to 12 times (length unknown when built), `b` tiled 9 times
+    (length 9 when built); joined with dynamic_pad. Static shapes, and each example as
+    (number, letters in its row without padding), sorted."""
+    with tf.Graph().as_default():
+        counter = tf1.Variable(tf.constant(0, tf.int64)).count_up_to(12)
+        nine = api.limit_epochs(tf.constant(9, tf.int64), 8)
+        a = tf.tile(["a"], tf.cast(tf.stack([counter + 1]), tf.int32))
+        b = tf.tile(["b"], tf.cast(tf.stack([nine]), tf.int32))
+        batched = api.batch_join([[counter, a], [nine, b]], 4, dynamic_pad=True)
+        shapes = [t.shape.as_list() for t in batched]
+        got = []
+        with tf1.Session() as sess:
+            sess.run([tf1.global_variables_initializer(), tf1.local_variables_initializer()])
+            coord = tf1.train.Coordinator()
+            threads = api.start_queue_runners(sess, coord=coord)
+            for _ in range(5):
+                numbers, rows = sess.run(batched)
+                got += [(int(n), sum(1 for x in row if x)) for n, row in zip(numbers, rows)]
+            coord.request_stop()
+            coord.join(threads, stop_grace_period_secs=10)
+    return shapes, sorted(got)
+
+
+def test_a_join_pads_to_the_first_lists_shape_as_legacy_did():
+    # TensorFlow's batch_join merged the lists' shapes but kept the first list's (it dropped
+    # the merge's result): `b`'s known length 9 must not be forced on `a`'s rows.
+    legacy = _padded_join(legacy_api())
+    assert legacy[0] == [[4], [4, None]]
+    assert _padded_join(compat_api()) == legacy

@@ -60,7 +60,13 @@ def shapes(lists: list, shapes, enqueue_many: bool, dynamic_pad: bool) -> list:
                 if t.shape.ndims is None:
                     raise ValueError(f"Cannot infer Tensor's rank: {t}")
                 s = t.shape.with_rank_at_least(1)[1:] if enqueue_many else t.shape
-                merged = s if merged is None else merged.merge_with(s)
+                if merged is None:
+                    merged = s
+                else:
+                    # Legacy checked that the lists agree and kept the first list's shape
+                    # (it dropped merge_with's result): another list's known size (`b`
+                    # tiled 99 times) must not constrain the first's (`a`, 1 to 70).
+                    merged.merge_with(s)
             result.append(merged)
     dense = [s for s, t in zip(result, lists[0]) if not isinstance(t, tf.SparseTensor)]
     if not dynamic_pad and not all(s.is_fully_defined() for s in dense):
