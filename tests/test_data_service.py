@@ -6,6 +6,7 @@ one process (`tests/programs/shared_trainer.py`)."""
 import collections
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -37,8 +38,9 @@ def _serve(*args) -> tuple:
         env=_ENV,
     )
     line = process.stdout.readline()
-    assert line.startswith("compat-input serve:"), line
-    return process, line.split()[3].rstrip(",")
+    # The address alone, to copy or parse (a comma stuck to it once left trainers waiting).
+    assert re.fullmatch(r"grpc://localhost:[0-9]+\n", line), line
+    return process, line.strip()
 
 
 @pytest.fixture(scope="module")
@@ -214,3 +216,57 @@ def test_serve_refuses_to_join_a_dispatcher_with_no_workers():
         timeout=120,
     )
     assert done.returncode == 2 and "workers must be at least 1, got 0" in done.stderr
+
+
+@pytest.mark.parametrize(
+    "address", ["grpc://localhost:5050,", "localhost", "grpc://localhost:0", "http//x:1", " "]
+)
+def test_configure_rejects_what_cannot_be_a_dispatchers_address(address):
+    with pytest.raises(ValueError, match=re.escape(repr(address)) + ".*grpc://host:port"):
+        compat_input.configure(service=address)
+
+
+def test_configure_takes_host_and_port_and_gives_the_grpc_address():
+    try:
+        assert compat_input.configure(service="localhost:5050").service == "grpc://localhost:5050"
+        assert compat_input.configure(service="grpc://10.0.0.2:7").service == "grpc://10.0.0.2:7"
+    finally:
+        compat_input.configure(service="")
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("localhost", 0))
+        return s.getsockname()[1]
+
+
+def test_no_dispatcher_at_the_address_fails_the_build_within_seconds_naming_it(monkeypatch):
+    # Legacy analogue: a shared queue on a parameter server that is not there hung its
+    # trainers. Here nothing listens at the port: the batcher's build fails, naming it.
+    from compat_input._src import data_service
+
+    monkeypatch.setattr(data_service, "DISPATCHER_WAIT_SECONDS", 1.0)
+    address = f"grpc://localhost:{_free_port()}"
+    compat_input.configure(service=address)
+    try:
+        with tf.Graph().as_default():
+            x = compat_input.range_input_producer(10, shared_name="job").dequeue()
+            start = time.monotonic()
+            with pytest.raises(ConnectionError, match=re.escape(address) + ".*compat-input serve"):
+                compat_input.batch([x], 2)
+            assert time.monotonic() - start < 10
+    finally:
+        compat_input.configure(service="")
+
+
+def test_a_malformed_service_in_the_environment_is_named(monkeypatch):
+    from compat_input._src.options import options
+
+    monkeypatch.setattr(options, "service", None)  # Unset: the environment decides.
+    monkeypatch.setenv("COMPAT_INPUT_SERVICE", "localhost:5050,")
+    with tf.Graph().as_default():
+        x = compat_input.range_input_producer(10).dequeue()
+        with pytest.raises(ValueError, match="COMPAT_INPUT_SERVICE.*'localhost:5050,'"):
+            compat_input.batch([x], 2)

@@ -75,10 +75,13 @@ def serve(ns: argparse.Namespace) -> int:
         print(f"compat-input serve: {error}", file=sys.stderr)
         return 2
     joined = "joined" if ns.dispatcher else "dispatcher"
+    # The address alone on standard output, to copy or parse; the rest on standard error.
+    print(address, flush=True)
     print(
-        f"compat-input serve: {joined} {address}, {ns.workers} worker(s). Trainers read through "
-        f"it with COMPAT_INPUT_SERVICE={address} (or compat-input run --service {address}). "
-        "Ctrl-C stops it.",
+        f"compat-input serve: {joined} {address} with {ns.workers} worker(s). Trainers read "
+        f"through it with COMPAT_INPUT_SERVICE={address} (or compat-input run --service "
+        f"{address}). Ctrl-C stops it.",
+        file=sys.stderr,
         flush=True,
     )
     try:
@@ -95,7 +98,13 @@ def run(
     script: str, args: list, legacy: bool = False, service: str = None, record_batches=None
 ) -> int:
     if service is not None:
-        os.environ["COMPAT_INPUT_SERVICE"] = service
+        from compat_input._src.options import service_address
+
+        try:
+            os.environ["COMPAT_INPUT_SERVICE"] = service_address(service, "--service")
+        except ValueError as error:
+            print(f"compat-input run: {error}", file=sys.stderr)
+            return 2
     script = os.path.abspath(script)
     if not os.path.isfile(script):
         print(f"compat-input run: no such file: {script}", file=sys.stderr)

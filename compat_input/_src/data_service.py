@@ -24,6 +24,8 @@ with the op named; a private one stays local, with a warning.
 
 import logging
 import os
+import socket
+import time
 import warnings
 from typing import Optional
 
@@ -32,6 +34,7 @@ import tensorflow as tf
 from compat_input._src import pipeline as pipeline_lib
 from compat_input._src import tracing
 from compat_input._src.options import options
+from compat_input._src.options import service_address
 
 logger = logging.getLogger("compat_input")
 
@@ -58,10 +61,37 @@ _STATE_OPS = frozenset(
 def address() -> Optional[str]:
     """The service to read through, `grpc://host:port`, or None: `configure(service=...)`
     first, then the environment."""
-    chosen = options.service if options.service is not None else os.environ.get(ENVIRONMENT)
-    if not chosen:
-        return None
-    return chosen if "://" in chosen else f"grpc://{chosen}"
+    if options.service is not None:
+        return options.service or None  # Checked by configure.
+    chosen = os.environ.get(ENVIRONMENT)
+    return service_address(chosen, f"the environment's {ENVIRONMENT}") if chosen else None
+
+
+# How long a trainer waits, at build, for a dispatcher that is not up yet.
+DISPATCHER_WAIT_SECONDS = 10.0
+
+
+def check_reachable(service: str, name: str) -> None:
+    """Raises, naming the address and what to check, unless something accepts connections
+    at `service` within DISPATCHER_WAIT_SECONDS. Unchecked, a trainer whose dispatcher is not there
+    (a typo, a dispatcher not started) waited on its first read forever, silently."""
+    host, port = service.split("://", 1)[1].rsplit(":", 1)
+    wait = DISPATCHER_WAIT_SECONDS
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            with socket.create_connection((host.strip("[]"), int(port)), timeout=2.0):
+                return
+        except OSError as error:
+            if time.monotonic() >= deadline:
+                raise ConnectionError(
+                    f"compat_input: input '{name}' reads through the tf.data service at "
+                    f"{service}, and no dispatcher answered there within {wait:.0f} s "
+                    f"({error.strerror or error}). Check that `compat-input serve` runs there "
+                    f"and that host and port are right; or read locally: unset {ENVIRONMENT} "
+                    "(or configure(service=''))."
+                ) from None
+        time.sleep(0.5)
 
 
 class NotRemotable(ValueError):
@@ -140,6 +170,7 @@ def distribute(dataset: tf.data.Dataset, name: str, shared_name: Optional[str]) 
             "; ".join(blocked),
         )
         return dataset
+    check_reachable(service, name)
     with warnings.catch_warnings():
         # `distribute` reads the dataset's options, which TensorFlow warns are not final in
         # graph mode; ours are set where the pipeline's iterator is made.
@@ -192,8 +223,8 @@ def serve(
         )
         servers.append(service.DispatchServer(config))
         dispatcher = f"grpc://{host}:{servers[0].target.rsplit(':', 1)[1]}"
-    elif "://" not in dispatcher:
-        dispatcher = f"grpc://{dispatcher}"
+    else:
+        dispatcher = service_address(dispatcher, "--dispatcher")
     for index in range(workers):
         config = service.WorkerConfig(
             dispatcher_address=dispatcher.split("://", 1)[1],

@@ -1,6 +1,7 @@
 """Process-wide options, set with `compat_input.configure` before building pipelines."""
 
 import dataclasses
+import re
 from typing import Optional
 
 _BAD_RECORDS = ("raise", "skip")
@@ -59,7 +60,7 @@ def configure(
                 f"service must be a dispatcher address such as 'grpc://localhost:5050' (or '' "
                 f"for none), got {service!r}"
             )
-        options.service = service
+        options.service = service_address(service, "configure(service=...)") if service else ""
     if input_device is not _UNSET:
         if input_device is not None and not isinstance(input_device, str):
             raise TypeError(
@@ -68,3 +69,20 @@ def configure(
             )
         options.input_device = input_device or None
     return options
+
+
+_ADDRESS = re.compile(r"(?:grpc://)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):([0-9]{1,5})")
+
+
+def service_address(value: str, where: str) -> str:
+    """`value` as `grpc://host:port`, or a ValueError naming it, `where` it came from, and
+    the form expected: an address that cannot be a dispatcher's (a comma copied with it, a
+    missing port) would leave its trainers waiting on nothing."""
+    match = _ADDRESS.fullmatch(value.strip())
+    if match is None or not 0 < int(match.group(2)) < 65536:
+        raise ValueError(
+            f"{where}: {value!r} is not a tf.data service dispatcher address: use "
+            "'grpc://host:port' or 'host:port', as `compat-input serve` prints it (for "
+            "example grpc://localhost:5050)."
+        )
+    return f"grpc://{match.group(1)}:{match.group(2)}"
