@@ -174,7 +174,7 @@ def skip_bad_records(plan: BatchPlan, dataset: tf.data.Dataset) -> tf.data.Datas
         with tf.control_dependencies([graph_ops.AssignAddVariableOp(resource=handle, value=one)]):
             return tuple(tf.identity(x) if isinstance(x, tf.Tensor) else x for x in example)
 
-    return dataset.apply(tf.data.experimental.ignore_errors(log_warning=True)).map(count)
+    return dataset.ignore_errors(log_warning=True).map(count)
 
 
 def keep_inputs(plan: BatchPlan, dataset: tf.data.Dataset) -> tf.data.Dataset:

@@ -47,7 +47,8 @@ def initializable(dataset: tf.data.Dataset, deferred: bool = False):
     reader or producer, which only batchers may read (pipeline.py)."""
     spec = dataset.element_spec
     if not tracing.dense(tf.nest.flatten(spec)):
-        return tf1.data.make_initializable_iterator(dataset)
+        with tf_internals.our_deprecated_calls():
+            return tf1.data.make_initializable_iterator(dataset)
     resource = graph_ops.IteratorV2(shared_name="", container="", **tracing.typed(spec))
     variant = dataset._variant_tensor
 

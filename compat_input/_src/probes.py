@@ -58,9 +58,7 @@ class Probe:
             self.has_values = values and all(
                 isinstance(s, tf.TensorSpec) and s.shape.is_fully_defined() for s in flat
             )
-            passed = tf.data.Dataset.zip((tf.data.Dataset.range(_WHOLE), outputs)).apply(
-                tf.data.experimental.ignore_errors()
-            )
+            passed = tf.data.Dataset.zip((tf.data.Dataset.range(_WHOLE), outputs)).ignore_errors()
             self._passed = self._all(passed.map(lambda ordinal, example: ordinal))
             self._with_values = None
             if self.has_values:

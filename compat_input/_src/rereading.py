@@ -10,6 +10,8 @@ from typing import Optional
 
 import tensorflow as tf
 
+from compat_input._src import tf_internals
+
 _BLOCK = 256
 
 
@@ -18,7 +20,8 @@ def _read_alone(records: Callable, path: str, take) -> Optional[tf.errors.OpErro
     values)`; returns the error reading it raised, or None when it read to the end."""
     with tf.Graph().as_default():
         dataset = records(tf.constant(path), lambda keys, *args, **kwargs: tf.no_op())
-        blocks = tf.compat.v1.data.make_one_shot_iterator(dataset.batch(_BLOCK)).get_next()
+        with tf_internals.our_deprecated_calls():
+            blocks = tf.compat.v1.data.make_one_shot_iterator(dataset.batch(_BLOCK)).get_next()
         with tf.compat.v1.Session() as sess:
             done = 0
             try:
@@ -33,7 +36,8 @@ def _read_alone(records: Callable, path: str, take) -> Optional[tf.errors.OpErro
             # A batch that fails loses what it gathered: the records of the block the
             # error cut short, one at a time (read only after an error).
             after = dataset.skip(done)
-            record = tf.compat.v1.data.make_one_shot_iterator(after).get_next()
+            with tf_internals.our_deprecated_calls():
+                record = tf.compat.v1.data.make_one_shot_iterator(after).get_next()
             try:
                 while True:
                     key, value = sess.run(record)

@@ -18,6 +18,7 @@ import tensorflow as tf
 
 from compat_input._src import checkpoint
 from compat_input._src import pipeline as pipeline_lib
+from compat_input._src import tf_internals
 
 tf1 = tf.compat.v1
 
@@ -35,7 +36,8 @@ class Supervisor(tf1.train.Supervisor):
         # TensorFlow's Supervisor writes the graph to its event file and finalizes it here:
         # the ops that start the pipelines must be in it already.
         pipeline_lib.make_start_ops(graph or tf1.get_default_graph())
-        super().__init__(graph, *args, **kwargs)
+        with tf_internals.our_deprecated_calls():  # The program's call warns, not ours.
+            super().__init__(graph, *args, **kwargs)
 
     def start_standard_services(self, sess):
         # Start the pipelines first: the checkpoint service saves their positions at once.

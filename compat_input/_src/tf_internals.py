@@ -26,6 +26,18 @@ from tensorflow.python.training import saver as saver_lib  # noqa: F401 - re-exp
 # The base class of the Saver's saveables; a pipeline's position is one (checkpoint.py).
 from tensorflow.python.training.saving import saveable_object  # noqa: F401 - re-exported
 
+try:  # TensorFlow's switch for its deprecation warnings (a context manager).
+    from tensorflow.python.util.deprecation import silence as _silence_deprecations
+except ImportError:  # pragma: no cover - the warnings then show, nothing else changes.
+    _silence_deprecations = contextlib.nullcontext
+
+
+def our_deprecated_calls():
+    """Where compat_input itself calls a deprecated TensorFlow API (a one-shot iterator,
+    TensorFlow's Supervisor under ours): no warning a user sees may point at our files.
+    The program's own calls of the same APIs still warn, at its lines."""
+    return _silence_deprecations()
+
 
 def legacy_module(name: str):
     """TensorFlow's module `tensorflow.python.<name>`: where the queue API is defined or

@@ -15,6 +15,7 @@ from typing import Optional
 import tensorflow as tf
 
 from compat_input._src import graph_ops
+from compat_input._src import tf_internals
 from compat_input._src import tracing
 
 tf1 = tf.compat.v1
@@ -37,7 +38,8 @@ def error_at(path: str, offset: int, compression: str) -> Optional[tf.errors.OpE
         record = tf.data.Dataset.from_tensors(tf.constant(path)).flat_map(
             lambda path: records_from(path, offset, compression).take(1)
         )
-        element = tf1.data.make_one_shot_iterator(record).get_next()
+        with tf_internals.our_deprecated_calls():
+            element = tf1.data.make_one_shot_iterator(record).get_next()
         with tf1.Session() as sess:
             try:
                 sess.run(element)
@@ -54,7 +56,7 @@ def keyed_records(
     """`(file:offset key, record)` of the file `work`; `bump(keys)` runs a block at a time,
     `note(key)` before the file is opened again at the end (see ReaderBase._records)."""
     records = tracing.one_file(graph_ops.TFRecordDataset, work, compression_type=compression or "")
-    blocks = records.apply(tf.data.experimental.ignore_errors()).batch(block)
+    blocks = records.ignore_errors().batch(block)
     end = tf.data.Dataset.from_tensors(tf.zeros([0], tf.string))
     blocks = blocks.map(lambda b: (False, b)).concatenate(end.map(lambda b: (True, b)))
     note = note or (lambda key: tf.no_op())
