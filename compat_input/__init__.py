@@ -4,49 +4,56 @@ Legacy graph-mode input code runs unchanged: producers, readers and batchers bui
 tf.data pipeline, started wherever legacy code started its queue runners.
 """
 
-from compat_input._src.batching import batch
-from compat_input._src.batching import batch_join
-from compat_input._src.batching import maybe_batch
-from compat_input._src.batching import maybe_batch_join
-from compat_input._src.batching import maybe_shuffle_batch
-from compat_input._src.batching import maybe_shuffle_batch_join
-from compat_input._src.batching import shuffle_batch
-from compat_input._src.batching import shuffle_batch_join
-from compat_input._src.bridges import as_dataset
-from compat_input._src.bridges import from_dataset
-from compat_input._src.errors import CaptureError
-from compat_input._src.errors import CompatInputError
-from compat_input._src.fixed_length_records import FixedLengthRecordReader
-from compat_input._src.input_files import match_filenames_once
-from compat_input._src.install import install
-from compat_input._src.install import installed
-from compat_input._src.install import uninstall
-from compat_input._src.iteration import Held
-from compat_input._src.iteration import first_skipped_record
-from compat_input._src.iteration import hold
-from compat_input._src.iteration import iterate
-from compat_input._src.iteration import reset
-from compat_input._src.iteration import skipped_files
-from compat_input._src.iteration import skipped_records
-from compat_input._src.options import configure
-from compat_input._src.producers import InputQueue
-from compat_input._src.producers import input_producer
-from compat_input._src.producers import limit_epochs
-from compat_input._src.producers import range_input_producer
-from compat_input._src.producers import slice_input_producer
-from compat_input._src.producers import string_input_producer
-from compat_input._src.readers import IdentityReader
-from compat_input._src.readers import ReaderBase
-from compat_input._src.readers import TextLineReader
-from compat_input._src.readers import TFRecordReader
-from compat_input._src.readers import WholeFileReader
-from compat_input._src.runners import Coordinator
-from compat_input._src.runners import LooperThread
-from compat_input._src.runners import QueueRunner
-from compat_input._src.runners import add_queue_runner
-from compat_input._src.runners import start_pipelines
-from compat_input._src.runners import start_queue_runners
-from compat_input._src.supervisor import Supervisor
+import importlib
+
+# Each public name and the module of compat_input/_src that defines it. Imported on first
+# use (PEP 562): `import compat_input` does not load TensorFlow, so the `compat-input`
+# command answers `--help` and argument errors at once.
+_EXPORTS = {
+    "CaptureError": "errors",
+    "CompatInputError": "errors",
+    "Coordinator": "runners",
+    "FixedLengthRecordReader": "fixed_length_records",
+    "Held": "iteration",
+    "IdentityReader": "readers",
+    "InputQueue": "producers",
+    "LooperThread": "runners",
+    "QueueRunner": "runners",
+    "ReaderBase": "readers",
+    "Supervisor": "supervisor",
+    "TFRecordReader": "readers",
+    "TextLineReader": "readers",
+    "WholeFileReader": "readers",
+    "add_queue_runner": "runners",
+    "as_dataset": "bridges",
+    "batch": "batching",
+    "batch_join": "batching",
+    "configure": "options",
+    "first_skipped_record": "iteration",
+    "from_dataset": "bridges",
+    "hold": "iteration",
+    "input_producer": "producers",
+    "install": "install",
+    "installed": "install",
+    "iterate": "iteration",
+    "limit_epochs": "producers",
+    "match_filenames_once": "input_files",
+    "maybe_batch": "batching",
+    "maybe_batch_join": "batching",
+    "maybe_shuffle_batch": "batching",
+    "maybe_shuffle_batch_join": "batching",
+    "range_input_producer": "producers",
+    "reset": "iteration",
+    "shuffle_batch": "batching",
+    "shuffle_batch_join": "batching",
+    "skipped_files": "iteration",
+    "skipped_records": "iteration",
+    "slice_input_producer": "producers",
+    "start_pipelines": "runners",
+    "start_queue_runners": "runners",
+    "string_input_producer": "producers",
+    "uninstall": "install",
+}
 
 __all__ = [
     "CaptureError",
@@ -93,3 +100,16 @@ __all__ = [
     "string_input_producer",
     "uninstall",
 ]
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'compat_input' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"compat_input._src.{module}"), name)
+    globals()[name] = value  # Found directly from now on.
+    return value
+
+
+def __dir__() -> list:
+    return sorted(set(globals()) | set(__all__))

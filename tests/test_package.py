@@ -5,6 +5,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 import compat_input
 from compat_input._src.install import SERVED
 
@@ -17,9 +19,48 @@ def test_all_is_sorted_and_complete():
 
 
 def test_init_only_re_exports():
+    # A table of names and the modules defining them, imported on first use (PEP 562).
     tree = ast.parse(open(os.path.join(ROOT, "compat_input", "__init__.py")).read())
     kinds = {type(node).__name__ for node in tree.body}
-    assert kinds <= {"Expr", "ImportFrom", "Assign"}
+    assert kinds <= {"Expr", "Import", "Assign", "FunctionDef"}
+    functions = {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
+    assert functions <= {"__getattr__", "__dir__"}
+
+
+def test_every_public_name_is_what_its_module_defines():
+    from compat_input._src import batching
+    from compat_input._src import readers
+
+    assert compat_input.batch is batching.batch
+    assert compat_input.TextLineReader is readers.TextLineReader
+    assert set(__import__("compat_input").__dir__()) >= set(compat_input.__all__)
+    try:
+        compat_input.no_such_name  # noqa: B018
+    except AttributeError as error:
+        assert "no_such_name" in str(error)
+    else:
+        raise AssertionError("an unknown name must raise AttributeError")
+
+
+@pytest.mark.parametrize(
+    "args",
+    ["--help", "run --help", "serve --help", "migrate --help", "compare --help", "run", "bogus"],
+)
+def test_the_command_answers_help_and_argument_errors_without_tensorflow(args):
+    # `compat-input --help` once took 2.1 s, TensorFlow's start-up lines printed first.
+    code = (
+        "import sys\n"
+        "from compat_input._src import cli\n"
+        "try:\n"
+        f"    cli.main({args.split()!r})\n"
+        "except SystemExit as e:\n"
+        "    code = e.code\n"
+        "print('tensorflow' in sys.modules, code)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    loaded, code = done.stdout.splitlines()[-1].split()
+    assert loaded == "False", done.stderr[-2000:]
+    assert code == ("0" if "--help" in args else "2")
 
 
 # The legacy queue input functions: batchers and producers among the names we serve.

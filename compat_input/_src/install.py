@@ -31,76 +31,11 @@ from compat_input._src import batch_records
 from compat_input._src import checkpoint
 from compat_input._src import located_errors
 from compat_input._src import tf_internals
+from compat_input._src.served_names import SERVED
+from compat_input._src.served_names import SERVED_IN_API
+from compat_input._src.served_names import SERVED_IN_MODULES
 from compat_input._src.tf_internals import saver_lib
 from compat_input._src.tf_internals import session_lib
-
-# (module path under tf.compat.v1, attribute names) that compat_input serves; the codemod
-# (tools/rules.py) renames the same names.
-SERVED = (
-    (
-        "train",
-        (
-            "batch",
-            "batch_join",
-            "maybe_batch",
-            "maybe_batch_join",
-            "shuffle_batch",
-            "shuffle_batch_join",
-            "maybe_shuffle_batch",
-            "maybe_shuffle_batch_join",
-            "input_producer",
-            "string_input_producer",
-            "range_input_producer",
-            "slice_input_producer",
-            "limit_epochs",
-            "match_filenames_once",
-            "start_queue_runners",
-            "add_queue_runner",
-            "QueueRunner",
-            "Supervisor",
-        ),
-    ),
-    ("train.queue_runner", ("QueueRunner", "add_queue_runner", "start_queue_runners")),
-    # tf_upgrade_v2 moves tf.train.match_filenames_once here.
-    ("io", ("match_filenames_once",)),
-    (
-        "",
-        (
-            "TextLineReader",
-            "TFRecordReader",
-            "FixedLengthRecordReader",
-            "WholeFileReader",
-            "IdentityReader",
-        ),
-    ),
-)
-
-
-_RUNNER_NAMES = ("QueueRunner", "add_queue_runner", "start_queue_runners")
-_TRAIN_NAMES = dict(SERVED)["train"]
-_INPUT_NAMES = tuple(n for n in _TRAIN_NAMES if n not in _RUNNER_NAMES + ("Supervisor",))
-_READER_NAMES = dict(SERVED)[""]
-
-# Where else TensorFlow defines or re-exports the served names, as paths in its python
-# package. Libraries reach the queue API there (tf_slim imports `training.input` as
-# `tf_input`, `training.queue_runner`, `training.supervisor`, `ops.io_ops`) and look the
-# names up as they call them, so a library imported before install() is served too.
-# tests/test_package.py scans every TensorFlow module for a served name left unpatched.
-SERVED_IN_MODULES = (
-    ("training.input", _INPUT_NAMES),
-    ("training.queue_runner_impl", _RUNNER_NAMES),
-    ("training.queue_runner", _RUNNER_NAMES),
-    ("training.supervisor", ("Supervisor",)),
-    ("training.training", _TRAIN_NAMES),
-    ("ops.io_ops", _READER_NAMES),
-    ("ops.standard_ops", _READER_NAMES),
-)
-# TensorFlow 2's API modules that hold a served name too (`tf.io.match_filenames_once`).
-SERVED_IN_API = (
-    ("compat.v2.compat.v1", _READER_NAMES),
-    ("io", ("match_filenames_once",)),
-    ("compat.v2.io", ("match_filenames_once",)),
-)
 
 
 @dataclasses.dataclass(frozen=True)
