@@ -345,3 +345,19 @@ def test_counters_made_before_the_first_read_count_like_legacy(hand_built):
     legacy = _counters_built_first(legacy_api(), hand_built)
     assert legacy[-1] == [2, 3] or legacy[-1] == [3, 3]  # Counted: not a comparison of zeros.
     assert _counters_built_first(compat_api(), hand_built) == legacy
+
+
+@pytest.mark.parametrize("reader_class", ["TextLineReader", "IdentityReader"])
+def test_readers_over_hand_built_queues_work_with_compat_input_installed(tmp_path, reader_class):
+    # Over a hand-built queue our reader makes TensorFlow's, whose constructor looks its
+    # own class up in io_ops, where install() put ours (tf_slim and TensorFlow's tests
+    # construct readers through io_ops).
+    f = write(str(tmp_path / "d.txt"), "a\nb\n")
+    items = [f, f] if reader_class == "TextLineReader" else ["x", "y", "z"]
+    legacy = _over_a_hand_built_queue(legacy_api(), reader_class, items)
+    compat_input.install()
+    try:
+        compat = _over_a_hand_built_queue(compat_api(), reader_class, items)
+    finally:
+        compat_input.uninstall()
+    assert compat == legacy

@@ -18,6 +18,7 @@ Code that calls `compat_input.batch` and friends directly gets the same results 
 `install()`; only those two extras need it (README, "What needs install()").
 """
 
+import contextlib
 import dataclasses
 import sys
 import threading
@@ -201,6 +202,25 @@ def uninstall() -> None:
             else:
                 setattr(owner, name, original)
         _saved.clear()
+
+
+@contextlib.contextmanager
+def tensorflows_own(cls: type):
+    """While it lasts, `cls`'s module holds TensorFlow's `cls` under its name again, for
+    constructing it: TensorFlow's readers call `super(TextLineReader, self).__init__`,
+    which looks the class up in io_ops, where install() put ours (a reader of ours
+    reading a hand-built queue makes TensorFlow's)."""
+    module = sys.modules[cls.__module__]
+    with _lock:
+        served = getattr(module, cls.__name__, None)
+        if served is cls or not _saved:
+            yield
+            return
+        setattr(module, cls.__name__, cls)
+        try:
+            yield
+        finally:
+            setattr(module, cls.__name__, served)
 
 
 def installed() -> bool:

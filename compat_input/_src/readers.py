@@ -13,6 +13,7 @@ import tensorflow as tf
 
 from compat_input._src import graph_ops
 from compat_input._src import input_files
+from compat_input._src import install
 from compat_input._src import iterators
 from compat_input._src import origins
 from compat_input._src import pipeline as pipeline_lib
@@ -99,7 +100,8 @@ class ReaderBase(reader_surface.CountersAndState):
 
     def _legacy_reader(self):
         if self._legacy is None:
-            self._legacy = self._legacy_class(**self._legacy_kwargs())
+            with install.tensorflows_own(self._legacy_class):
+                self._legacy = self._legacy_class(**self._legacy_kwargs())
         return self._legacy
 
     def _legacy_kwargs(self) -> dict:
