@@ -89,6 +89,19 @@ KEEP_V1_NAMES.update(
         for name in ("static_rnn", "static_bidirectional_rnn", "static_state_saving_rnn")
     }
 )
+# tf.contrib.framework's global-step functions: the same functions live in tf.train since
+# TF 1.x (the CIFAR-10 tutorial's trainer calls them from contrib).
+KEEP_V1_NAMES.update(
+    {
+        f"tensorflow.contrib.framework.{name}": f"compat.v1.train.{name}"
+        for name in (
+            "get_or_create_global_step",
+            "get_global_step",
+            "create_global_step",
+            "assert_global_step",
+        )
+    }
+)
 # Prefixes kept on tf.compat.v1 the same way: the upgrader leaves tf.layers.*, which
 # TensorFlow 2 lacks; tf.compat.v1.layers.* runs with Keras 2 (resolve.py says so).
 KEEP_V1_PREFIXES = {
