@@ -155,7 +155,8 @@ def test_migration_is_idempotent():
         ("q = tf.queue.RandomShuffleQueue(3, 1, tf.int32)", "CI001"),
         ("x = tf.contrib.training.batch_sequences_with_states(1)", "CI002"),
         ("x = tf.contrib.training.bucket_by_sequence_length(1)", "CI003"),
-        ("x = tf.contrib.slim.prefetch_queue.prefetch_queue(1)", "CI004"),
+        ("x = tf.contrib.copy_graph.copy_op_to_graph(1)", "CI004"),
+        ("x = tf.contrib.slim.prefetch_queue.prefetch_queue(1)", "CI012"),
         ("bs = tf.placeholder(tf.int32, [])\nb = tf.train.batch([1], bs)", "CI005"),
         ("b = tf.train.maybe_batch([1], True, batch_size=tf.placeholder(tf.int32))", "CI005"),
         ("q = tf.train.string_input_producer(['a'])\nn = q.size()", "CI006"),
@@ -444,11 +445,10 @@ def test_verify_runs_the_migrated_program_and_fails_the_run_when_it_does_not(tmp
 @pytest.mark.parametrize(
     "line, fix",
     [
-        ("slim = tf.contrib.slim", "tf_slim"),
+        ("i = tf.contrib.layers.xavier_initializer()", "tf.keras.initializers"),
         ("d = tf.contrib.data.shuffle_and_repeat(10)", "tf.data.experimental"),
         ("x = tf.contrib.learn.datasets.mnist.read_data_sets('d')", "tensorflow_datasets"),
         ("s = tf.contrib.framework.arg_scope([])", "tf_slim"),
-        ("q = tf.contrib.slim.prefetch_queue.prefetch_queue([1])", "tf_slim"),
         ("w = tf.contrib.copy_graph.copy_op_to_graph", "port this by hand"),
     ],
 )
@@ -469,6 +469,33 @@ def test_contrib_frameworks_global_step_functions_move_to_their_tf_train_homes(n
     assert "contrib" not in outcome.code
     assert not [f for f in outcome.findings if f.flag.severity == "error"]
     assert callable(getattr(__import__("tensorflow").compat.v1.train, name))
+
+
+def test_contrib_slim_becomes_the_tf_slim_package_in_every_spelling():
+    outcome = _migrate(
+        """\
+        import tensorflow as tf
+        from tensorflow.contrib import slim
+        import tensorflow.contrib.slim as slim2
+        from tensorflow.contrib.slim import nets
+        q = tf.contrib.slim.prefetch_queue.prefetch_queue([tf.constant(1)])
+        h = slim.fully_connected(tf.zeros([1, 2]), 3)
+        f = slim2.flatten(h)
+        """
+    )
+    code = outcome.code
+    assert "contrib" not in code
+    for line in (
+        "import tf_slim as slim",
+        "import tf_slim as slim2",
+        "from tf_slim import nets",
+        "q = tf_slim.prefetch_queue.prefetch_queue([tf.constant(1)])",
+        "h = slim.fully_connected(tf.zeros([1, 2]), 3)",
+    ):
+        assert line in code, code
+    assert [f.flag.code for f in outcome.findings] == ["CI012"]  # The dependency, once.
+    compile(code, "prog.py", "exec")
+    assert callable(__import__("tf_slim").prefetch_queue.prefetch_queue)
 
 
 def test_the_names_check_leaves_tensorflow_as_it_was():
@@ -500,5 +527,5 @@ def test_imported_names_get_their_table_row_once_and_no_second_finding():
         """
     )
     found = sorted((f.line, f.flag.code) for f in outcome.findings)
-    assert found == [(2, "CI011"), (3, "CI004")]
+    assert found == [(2, "CI011"), (3, "CI012")]  # slim: rewritten to tf_slim, noted once.
     assert "tf_slim" in outcome.findings[1].flag.message

@@ -63,6 +63,12 @@ class _ServeFromCompatInput(codemod.VisitorBasedCodemodCommand):
     def leave_Attribute(self, original_node, updated_node):
         names = _imported_names(self.get_metadata(QualifiedNameProvider, original_node, set()))
         for name in names:
+            moved = rules.moved(name)
+            if moved and not _rooted_in_moved(self, original_node):
+                # tf.contrib.slim.prefetch_queue -> tf_slim.prefetch_queue, `import tf_slim`.
+                package, _, rest = moved.partition(".")
+                AddImportsVisitor.add_needed_import(self.context, package)
+                return _path(cst.Name(package), rest) if rest else cst.Name(package)
             if name in rules.RENAMES:
                 AddImportsVisitor.add_needed_import(self.context, "compat_input")
                 return _compat(rules.RENAMES[name])
@@ -77,11 +83,34 @@ class _ServeFromCompatInput(codemod.VisitorBasedCodemodCommand):
                     return _path(root, path)
         return updated_node
 
+    def leave_Import(self, original_node, updated_node):
+        # `import tensorflow.contrib.slim as slim` -> `import tf_slim as slim`.
+        names = []
+        for alias in updated_node.names:
+            target = rules.moved(cst.helpers.get_full_name_for_node(alias.name))
+            if target and alias.asname:
+                alias = alias.with_changes(name=cst.parse_expression(target))
+            names.append(alias)
+        return updated_node.with_changes(names=names)
+
     def leave_ImportFrom(self, original_node, updated_node):
-        served, kept = [], []
+        served, kept, moved = [], [], []
         for alias, full in resolve.from_import_names(original_node):
-            (served if full in rules.RENAMES else kept).append((alias, full))
-        if not served:
+            if rules.moved(full):
+                moved.append((alias, rules.moved(full)))
+            else:
+                (served if full in rules.RENAMES else kept).append((alias, full))
+        for alias, target in moved:
+            # `from tensorflow.contrib import slim` -> `import tf_slim as slim`.
+            bound = alias.asname.name.value if alias.asname else alias.name.value
+            module, _, obj = target.rpartition(".")
+            if module:
+                asname = bound if bound != obj else None
+                AddImportsVisitor.add_needed_import(self.context, module, obj, asname)
+            else:
+                asname = bound if bound != target else None
+                AddImportsVisitor.add_needed_import(self.context, target, asname=asname)
+        if not served and not moved:
             return updated_node
         for alias, full in served:
             asname = alias.asname.name.value if alias.asname else None
@@ -91,6 +120,16 @@ class _ServeFromCompatInput(codemod.VisitorBasedCodemodCommand):
         if not kept:
             return cst.RemoveFromParent()
         return updated_node.with_changes(names=_last_without_comma([a for a, _ in kept]))
+
+
+def _rooted_in_moved(command, node: cst.Attribute) -> bool:
+    """Whether `node`'s root name is itself a moved module (`slim` of `from tensorflow.contrib
+    import slim`), whose import pass 2 rewrites: `slim.conv2d` then stays as written."""
+    root = node
+    while isinstance(root, cst.Attribute):
+        root = root.value
+    rooted = _imported_names(command.get_metadata(QualifiedNameProvider, root, set()))
+    return isinstance(root, cst.Name) and any(rules.moved(name) for name in rooted)
 
 
 def _last_without_comma(aliases: list) -> list:
@@ -201,6 +240,9 @@ class _Flags(cst.CSTVisitor):
 
     def visit_Attribute(self, node) -> bool:
         names = self._names(node)
+        if any(rules.moved(name) for name in names):
+            self._report_moved(node)
+            return False  # Rewritten by pass 2 to its package.
         if any(rules.keep_v1(name) for name in names):
             return False  # Rewritten by pass 2, prefixes included.
         flag = self._flag_for(names)
@@ -209,9 +251,16 @@ class _Flags(cst.CSTVisitor):
             return False  # One finding per dotted name, not one per prefix.
         return True
 
+    def _report_moved(self, node) -> None:
+        if not any(f.flag is rules.MOVED_NOTE for f in self.findings):  # Once a file.
+            self._report(node, rules.MOVED_NOTE)
+
     def visit_ImportFrom(self, node) -> bool:
         # `from tensorflow.contrib import slim`: the imported name, as an attribute would be.
         for alias, name in resolve.from_import_names(node):
+            if rules.moved(name):
+                self._report_moved(alias)
+                continue
             flag = self._flag_for({name})
             if flag is not None:
                 self._report(alias, flag)
@@ -312,7 +361,10 @@ def _upgrader_flag(level: str, message: str):
     if any(settled in message for settled in _SETTLED):
         return None
     member = re.search(r"Using member tf\.([\w.]+) in deprecated module", message)
-    if member and rules.keep_v1(f"tensorflow.{member.group(1)}"):
+    if member and (
+        rules.keep_v1(f"tensorflow.{member.group(1)}")
+        or rules.moved(f"tensorflow.{member.group(1)}")
+    ):
         return None  # Rewritten by pass 2 (tf.contrib.rnn cells), checked by resolve.py.
     if level == "ERROR":
         return rules.Flag("CI000", "error", f"tf_upgrade_v2: {message}", "known-limits")

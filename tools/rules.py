@@ -111,6 +111,20 @@ KEEP_V1_PREFIXES = {
 }
 
 
+# tf.contrib modules that live on as packages of their own, with the same API: the codemod
+# imports the package, a dependency the migrated program then needs (the report says so).
+MOVED_MODULES = {"tensorflow.contrib.slim": "tf_slim"}
+
+
+def moved(name: str):
+    """The qualified name `name` in the package its tf.contrib module became, or None."""
+    name = name.replace("tensorflow.compat.v1.", "tensorflow.", 1)
+    for old, new in MOVED_MODULES.items():
+        if name == old or name.startswith(old + "."):
+            return new + name[len(old) :]
+    return None
+
+
 def keep_v1(name: str):
     """The path under the tensorflow alias that keeps `name` on TF1's API, or None."""
     if name in KEEP_V1_NAMES:
@@ -133,6 +147,15 @@ class Flag:
     def render(self) -> str:
         return f"{self.severity}: {self.message} [{self.code}] (migration_guide.md#{self.anchor})"
 
+
+MOVED_NOTE = Flag(
+    "CI012",
+    "note",
+    "tf.contrib.slim is the tf_slim package now: the migrated file imports it, so install it "
+    "beside compat_input (pip install tf-slim); tf_slim's own queue input (parallel_read, "
+    "prefetch_queue) is served from tf.data where compat_input.install() runs",
+    "the-codemod",
+)
 
 _QUEUES = ("FIFOQueue", "RandomShuffleQueue", "PaddingFIFOQueue", "PriorityQueue")
 
@@ -187,7 +210,6 @@ FLAGS: dict = {
         for prefix, fix in {
             "tensorflow.contrib.data.": "use the same function from tf.data.experimental "
             "(or tf.data.Dataset)",
-            "tensorflow.contrib.slim.": "pip install tf_slim and `import tf_slim as slim`",
             "tensorflow.contrib.rnn.": "use tf.compat.v1.nn.rnn_cell (needs Keras 2: "
             "compat-input[keras2]) or Keras 3 RNN layers",
             "tensorflow.contrib.layers.": "use tf.compat.v1.layers (needs Keras 2: "
