@@ -529,3 +529,33 @@ def test_imported_names_get_their_table_row_once_and_no_second_finding():
     found = sorted((f.line, f.flag.code) for f in outcome.findings)
     assert found == [(2, "CI011"), (3, "CI012")]  # slim: rewritten to tf_slim, noted once.
     assert "tf_slim" in outcome.findings[1].flag.message
+
+
+def test_a_contrib_slim_trainer_migrates_and_prints_what_legacy_printed(tmp_path):
+    # examples/slim_train.py as a TF 1.x program spelled it: `slim = tf.contrib.slim`.
+    source = open(os.path.join(ROOT, "examples", "slim_train.py")).read()
+    assert "import tf_slim as slim\n" in source
+    path = tmp_path / "slim_contrib.py"
+    path.write_text(source.replace("import tf_slim as slim\n", "slim = tf.contrib.slim\n"))
+    assert migrate.main([str(path)]) == 1
+    assert "contrib" not in path.read_text()
+    legacy = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "compat_input._src.cli",
+            "run",
+            "--legacy",
+            "examples/slim_train.py",
+        ],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=300,
+        cwd=ROOT,
+    )
+    migrated = subprocess.run(
+        [sys.executable, str(path)], capture_output=True, text=True, env=ENV, timeout=300
+    )
+    assert migrated.returncode == 0, migrated.stderr[-2000:]
+    assert migrated.stdout == legacy.stdout and "final loss" in migrated.stdout
