@@ -245,8 +245,22 @@ def test_migrated_examples_run_with_plain_python_and_print_what_legacy_printed(n
     path = tmp_path / f"{name}.py"
     path.write_text(open(os.path.join(ROOT, "examples", f"{name}.py")).read())
     assert migrate.main([str(path)]) == 1
+    legacy, migrated = _legacy_and_migrated(name, path)
+    assert migrated.stdout == legacy.stdout and migrated.stdout.strip()
+
+
+def _legacy_and_migrated(example: str, migrated_path) -> tuple:
+    """The outputs of `examples/<example>.py` on legacy queues (`compat-input run
+    --legacy`) and of its migrated copy run with plain python, which must succeed."""
     legacy = subprocess.run(
-        [sys.executable, "-m", "compat_input._src.cli", "run", "--legacy", f"examples/{name}.py"],
+        [
+            sys.executable,
+            "-m",
+            "compat_input._src.cli",
+            "run",
+            "--legacy",
+            f"examples/{example}.py",
+        ],
         capture_output=True,
         text=True,
         env=ENV,
@@ -254,10 +268,10 @@ def test_migrated_examples_run_with_plain_python_and_print_what_legacy_printed(n
         cwd=ROOT,
     )
     migrated = subprocess.run(
-        [sys.executable, str(path)], capture_output=True, text=True, env=ENV, timeout=300
+        [sys.executable, str(migrated_path)], capture_output=True, text=True, env=ENV, timeout=300
     )
     assert migrated.returncode == 0, migrated.stderr[-2000:]
-    assert migrated.stdout == legacy.stdout and migrated.stdout.strip()
+    return legacy, migrated
 
 
 @pytest.mark.parametrize("qualified, name", sorted(rules.RENAMES.items()))
@@ -539,23 +553,5 @@ def test_a_contrib_slim_trainer_migrates_and_prints_what_legacy_printed(tmp_path
     path.write_text(source.replace("import tf_slim as slim\n", "slim = tf.contrib.slim\n"))
     assert migrate.main([str(path)]) == 1
     assert "contrib" not in path.read_text()
-    legacy = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "compat_input._src.cli",
-            "run",
-            "--legacy",
-            "examples/slim_train.py",
-        ],
-        capture_output=True,
-        text=True,
-        env=ENV,
-        timeout=300,
-        cwd=ROOT,
-    )
-    migrated = subprocess.run(
-        [sys.executable, str(path)], capture_output=True, text=True, env=ENV, timeout=300
-    )
-    assert migrated.returncode == 0, migrated.stderr[-2000:]
+    legacy, migrated = _legacy_and_migrated("slim_train", path)
     assert migrated.stdout == legacy.stdout and "final loss" in migrated.stdout

@@ -96,20 +96,21 @@ class _ServeFromCompatInput(codemod.VisitorBasedCodemodCommand):
     def leave_ImportFrom(self, original_node, updated_node):
         served, kept, moved = [], [], []
         for alias, full in resolve.from_import_names(original_node):
-            if rules.moved(full):
-                moved.append((alias, rules.moved(full)))
+            target = rules.moved(full)
+            if target:
+                moved.append((alias, target))
             else:
                 (served if full in rules.RENAMES else kept).append((alias, full))
         for alias, target in moved:
-            # `from tensorflow.contrib import slim` -> `import tf_slim as slim`.
+            # `from tensorflow.contrib import slim` -> `import tf_slim as slim`;
+            # `from tensorflow.contrib.slim import nets` -> `from tf_slim import nets`.
             bound = alias.asname.name.value if alias.asname else alias.name.value
             module, _, obj = target.rpartition(".")
+            asname = None if bound == obj else bound
             if module:
-                asname = bound if bound != obj else None
                 AddImportsVisitor.add_needed_import(self.context, module, obj, asname)
             else:
-                asname = bound if bound != target else None
-                AddImportsVisitor.add_needed_import(self.context, target, asname=asname)
+                AddImportsVisitor.add_needed_import(self.context, obj, asname=asname)
         if not served and not moved:
             return updated_node
         for alias, full in served:
@@ -361,10 +362,8 @@ def _upgrader_flag(level: str, message: str):
     if any(settled in message for settled in _SETTLED):
         return None
     member = re.search(r"Using member tf\.([\w.]+) in deprecated module", message)
-    if member and (
-        rules.keep_v1(f"tensorflow.{member.group(1)}")
-        or rules.moved(f"tensorflow.{member.group(1)}")
-    ):
+    name = f"tensorflow.{member.group(1)}" if member else None
+    if name and (rules.keep_v1(name) or rules.moved(name)):
         return None  # Rewritten by pass 2 (tf.contrib.rnn cells), checked by resolve.py.
     if level == "ERROR":
         return rules.Flag("CI000", "error", f"tf_upgrade_v2: {message}", "known-limits")

@@ -371,8 +371,11 @@ def make_start_ops(graph: tf.Graph) -> None:
     state = graph_state(graph)
     with state.lock:
         pipelines = _to_start(state)
-    made = [v.initializer for group in state_groups(graph) for v in group.variables]
-    made += [(p.is_started, p.start_op) for p in pipelines]
+    for group in state_groups(graph):
+        for variable in group.variables:
+            variable.initializer  # noqa: B018 - made on first use, made here
+    for p in pipelines:
+        p.is_started, p.start_op  # noqa: B018 - made on first use, made here
 
 
 def start_pipelines(sess, graph: Optional[tf.Graph] = None) -> int:
