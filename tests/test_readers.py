@@ -361,3 +361,27 @@ def test_readers_over_hand_built_queues_work_with_compat_input_installed(tmp_pat
     finally:
         compat_input.uninstall()
     assert compat == legacy
+
+
+def _bad_state_error(api, name, scope) -> str:
+    """The error restoring a corrupt state into a named reader over a hand-built queue."""
+    with tf.Graph().as_default():
+        with tf1.name_scope(scope):
+            reader = api.IdentityReader(name)
+        queue = tf1.FIFOQueue(9, [tf.string], shapes=[[]])
+        reader.read(queue)
+        with tf1.Session() as sess:
+            try:
+                sess.run(reader.restore_state(b"BOGUS"))
+            except tf.errors.InvalidArgumentError as e:
+                return next(line for line in e.message.splitlines() if "parse state" in line)
+    return "no error"
+
+
+@pytest.mark.parametrize("scope", [None, "outer"])
+def test_a_named_reader_over_a_hand_built_queue_is_named_in_its_errors_like_legacy(scope):
+    # TensorFlow's reader_ops_test matches "Could not parse state for IdentityReader
+    # 'test_reader'": the reader's op must take the name, not `test_reader_1`.
+    legacy = _bad_state_error(legacy_api(), "test_reader", scope)
+    assert "Could not parse state for IdentityReader" in legacy
+    assert _bad_state_error(compat_api(), "test_reader", scope) == legacy

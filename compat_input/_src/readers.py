@@ -100,8 +100,15 @@ class ReaderBase(reader_surface.CountersAndState):
 
     def _legacy_reader(self):
         if self._legacy is None:
+            kwargs = self._legacy_kwargs()
+            if self._name:
+                # The reader's op takes the name legacy gives it: our name scope holds
+                # `name` already, so `name` alone would become `name_1`, which the
+                # reader's own errors then show ("Could not parse state for
+                # IdentityReader 'name_1'"). A scope name ("name/") is taken as it is.
+                kwargs["name"] = self._scope
             with install.tensorflows_own(self._legacy_class):
-                self._legacy = self._legacy_class(**self._legacy_kwargs())
+                self._legacy = self._legacy_class(**kwargs)
         return self._legacy
 
     def _legacy_kwargs(self) -> dict:
