@@ -385,3 +385,30 @@ def test_a_named_reader_over_a_hand_built_queue_is_named_in_its_errors_like_lega
     legacy = _bad_state_error(legacy_api(), "test_reader", scope)
     assert "Could not parse state for IdentityReader" in legacy
     assert _bad_state_error(compat_api(), "test_reader", scope) == legacy
+
+
+def _unserved_reader_over_a_producer(api) -> list:
+    """TensorFlow's own IdentityReader (a reader compat_input does not serve, as LMDBReader
+    or a program's own ReaderBase) reads a producer through its `queue_ref`, to the end."""
+    with tf.Graph().as_default():
+        names = api.string_input_producer(["a", "b", "c"], num_epochs=2, shuffle=False)
+        key, value = tf1.IdentityReader("theirs").read(names)
+        got = []
+        with tf1.Session() as sess:
+            sess.run(tf1.local_variables_initializer())
+            coord = tf1.train.Coordinator()
+            threads = api.start_queue_runners(sess, coord=coord)
+            try:
+                while True:
+                    got.append(plain(sess.run([key, value])))
+            except tf.errors.OutOfRangeError:
+                got.append("end")
+            coord.request_stop()
+            coord.join(threads, stop_grace_period_secs=10)
+    return got
+
+
+def test_a_reader_we_do_not_serve_reads_a_producer_through_its_queue_ref_like_legacy():
+    legacy = _unserved_reader_over_a_producer(legacy_api())
+    assert len(legacy) == 7 and legacy[-1] == "end"
+    assert _unserved_reader_over_a_producer(compat_api()) == legacy

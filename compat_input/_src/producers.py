@@ -14,6 +14,7 @@ import tensorflow as tf
 
 from compat_input._src import epochs
 from compat_input._src import pipeline as pipeline_lib
+from compat_input._src import runners
 from compat_input._src.state_variables import initial
 
 tf1 = tf.compat.v1
@@ -23,7 +24,7 @@ class InputQueue:
     """What a legacy producer returned: a FIFOQueue of work items, here a tf.data source.
 
     It has the queue surface legacy code uses (`dequeue`, `dequeue_many`, `dequeue_up_to`,
-    `size`, `close`, `name`, `dtypes`, `shapes`, `names`) and readers accept it. `size()`
+    `size`, `close`, `name`, `dtypes`, `shapes`, `names`, `queue_ref`) and readers accept it. `size()`
     reports `capacity` (tf.data keeps its buffer full; there is no queue to measure).
     """
 
@@ -33,6 +34,7 @@ class InputQueue:
         self._shape = tf.TensorShape(shape)
         self._capacity = capacity
         self._name = name
+        self._queue = None
 
     source = property(lambda self: self._source)
     name = property(lambda self: self._name)
@@ -41,6 +43,28 @@ class InputQueue:
     names = property(lambda self: None)
     # The work items when the program gave them as Python values, for build-time checks.
     items = property(lambda self: self._source.items)
+
+    @property
+    def queue_ref(self) -> tf.Tensor:
+        """A TensorFlow queue's handle, for code that reads queue handles itself.
+
+        Readers compat_input does not serve (LMDBReader, a program's own `ReaderBase`) and
+        raw queue ops take `queue.queue_ref`. The first access makes a FIFOQueue that one
+        QueueRunner fills from this producer's stream and closes at its end, as legacy's
+        producer queue was filled and closed; `start_queue_runners` starts it.
+        """
+        if self._queue is None:
+            with tf1.name_scope(None):
+                queue = tf1.FIFOQueue(
+                    self._capacity,
+                    [self._dtype],
+                    shapes=[self._shape],
+                    name=f"{self._name}/queue",
+                )
+            enqueue = queue.enqueue(self.dequeue())
+            runners.add_queue_runner(runners.QueueRunner(queue, [enqueue]))
+            self._queue = queue
+        return self._queue.queue_ref
 
     def dequeue(self, name: Optional[str] = None) -> tf.Tensor:
         return self._source.element_tensors(name=name)[0]
