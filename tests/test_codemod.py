@@ -110,8 +110,9 @@ def test_contrib_rnn_cells_flags_and_logging_stay_on_v1():
     assert "cell = tf.compat.v1.nn.rnn_cell.BasicLSTMCell(8)" in out
     assert "state = tf.compat.v1.nn.rnn_cell.LSTMStateTuple(c, h)" in out
     reported = {(f.line, f.flag.code) for f in result.findings}
-    # The block cell has no TF 2 home: flagged with its fix, never rewritten.
-    assert "tf.contrib.rnn.LSTMBlockCell(8)" in out and (6, "CI004") in reported
+    # The block cell's call becomes LSTMCell's (test_lstm_block_cell_calls_become_...).
+    assert "block = tf.compat.v1.nn.rnn_cell.LSTMCell(8)" in out
+    assert not {code for line, code in reported if line == 6} - {"CI007"}
     # Nothing said of the rewritten lines but, at most, that they need Keras 2 (CI007);
     # nothing of an attribute of a call's result (line 7).
     assert not {code for line, code in reported if line in (2, 3, 4, 5, 7)} - {"CI007"}
@@ -459,11 +460,12 @@ def test_verify_runs_the_migrated_program_and_fails_the_run_when_it_does_not(tmp
 @pytest.mark.parametrize(
     "line, fix",
     [
-        ("i = tf.contrib.layers.xavier_initializer()", "tf.keras.initializers"),
+        ("i = tf.contrib.layers.feature_column.make_place_examples(1)", "tf.keras.initializers"),
         ("d = tf.contrib.data.shuffle_and_repeat(10)", "tf.data.experimental"),
         ("x = tf.contrib.learn.datasets.mnist.read_data_sets('d')", "tensorflow_datasets"),
-        ("s = tf.contrib.framework.arg_scope([])", "tf_slim"),
+        ("s = tf.contrib.framework.nest.flatten([])", "tf_slim"),
         ("w = tf.contrib.copy_graph.copy_op_to_graph", "port this by hand"),
+        ("c = tf.contrib.rnn.LSTMBlockCell", "LSTMCell(num_units"),  # Uncalled: kept.
     ],
 )
 def test_common_contrib_pieces_are_flagged_with_their_fix(line, fix):
@@ -555,3 +557,223 @@ def test_a_contrib_slim_trainer_migrates_and_prints_what_legacy_printed(tmp_path
     assert "contrib" not in path.read_text()
     legacy, migrated = _legacy_and_migrated("slim_train", path)
     assert migrated.stdout == legacy.stdout and "final loss" in migrated.stdout
+
+
+@pytest.mark.parametrize(
+    "spelling", ["import tensorflow as tf", "import tensorflow.compat.v1 as tf"]
+)
+def test_contrib_layers_and_framework_functions_become_tf_slims(spelling):
+    # tf_slim carries contrib.layers and contrib.framework's code: the same values, where
+    # tf_upgrade_v2's Keras stand-ins draw others (test_contrib_initializers_keep_...).
+    outcome = _migrate(
+        f"""\
+        {spelling}
+        i = tf.contrib.layers.xavier_initializer(uniform=False)
+        r = tf.contrib.layers.l2_regularizer(0.1)
+        h = tf.contrib.layers.fully_connected(tf.zeros([1, 2]), 3)
+        with tf.contrib.framework.arg_scope([tf.contrib.layers.conv2d], padding="SAME"):
+            v = tf.contrib.framework.get_variables()
+        """
+    )
+    code = outcome.code
+    assert "contrib" not in code and "import tf_slim\n" in code
+    for line in (
+        "i = tf_slim.xavier_initializer(uniform=False)",
+        "r = tf_slim.l2_regularizer(0.1)",
+        "h = tf_slim.fully_connected(tf.zeros([1, 2]), 3)",
+        'with tf_slim.arg_scope([tf_slim.conv2d], padding="SAME"):',
+        "v = tf_slim.get_variables()",
+    ):
+        assert line in code, code
+    assert [f.flag.code for f in outcome.findings] == ["CI012"]  # The dependency, once.
+
+
+def test_every_name_moved_to_tf_slim_exists_there():
+    import tf_slim
+
+    targets = {t for t in rules.MOVED_MODULES.values() if t.startswith("tf_slim.")}
+    assert len(targets) > 80
+    assert not [t for t in targets if not hasattr(tf_slim, t.split(".", 1)[1])]
+
+
+def _initial_values(code: str, tmp_path) -> list:
+    """The migrated `code` run as a program that prints its variable's initial values."""
+    prog = tmp_path / "init.py"
+    prog.write_text(codemod.migrate_source(textwrap.dedent(code), str(prog)).code)
+    done = subprocess.run(
+        [sys.executable, str(prog)], capture_output=True, text=True, env=ENV, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return [float(x) for x in done.stdout.split()]
+
+
+def test_contrib_initializers_keep_tensorflow_1s_values(tmp_path):
+    # contrib's variance scaling draws a truncated normal with stddev sqrt(1.3 * factor / n)
+    # (its documentation); n = (fan_in + fan_out) / 2 for xavier. The oracle draws that
+    # with the same seed; tf_upgrade_v2's VarianceScaling stand-in divides by 0.8796.
+    got = _initial_values(
+        """\
+        import tensorflow as tf
+        w = tf.get_variable("w", [40, 60], initializer=tf.contrib.layers.xavier_initializer(
+            uniform=False, seed=7))
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            print(" ".join(str(x) for x in sess.run(w).ravel()[:20]))
+        """,
+        tmp_path,
+    )
+    import tensorflow as tf
+
+    with tf.Graph().as_default():
+        stddev = (1.3 * 1.0 / ((40 + 60) / 2.0)) ** 0.5
+        oracle = tf.random.truncated_normal([40, 60], 0.0, stddev, seed=7)
+        keras = tf.compat.v1.keras.initializers.VarianceScaling(
+            scale=1.0, mode="fan_avg", distribution="truncated_normal", seed=7
+        )([40, 60])
+        with tf.compat.v1.Session() as sess:
+            expected, stand_in = sess.run([oracle, keras])
+    assert got == pytest.approx(expected.ravel()[:20].tolist(), rel=1e-6)
+    assert got != pytest.approx(stand_in.ravel()[:20].tolist(), rel=1e-3)
+
+
+def test_lstm_block_cell_calls_become_lstm_cell_calls_with_its_argument_names():
+    outcome = _migrate(
+        """\
+        import tensorflow as tf
+        a = tf.contrib.rnn.LSTMBlockCell(200, 0.0)
+        b = tf.contrib.rnn.LSTMBlockCell(num_units=8, use_peephole=True, cell_clip=3.0)
+        c = tf.contrib.rnn.LSTMBlockCell(8, 1.0, None, True, tf.float32, True, "x")
+        """
+    )
+    code = outcome.code
+    assert "a = tf.compat.v1.nn.rnn_cell.LSTMCell(200, forget_bias=0.0)" in code
+    assert (
+        "b = tf.compat.v1.nn.rnn_cell.LSTMCell(num_units=8, use_peepholes=True, cell_clip=3.0)"
+        in code
+    )
+    assert (
+        "c = tf.compat.v1.nn.rnn_cell.LSTMCell(8, forget_bias=1.0, cell_clip=None, "
+        'use_peepholes=True, dtype=tf.float32, reuse=True, name="x")' in code
+    )
+    # Only that LSTMCell needs Keras 2 (CI007), once a line.
+    assert {(f.line, f.flag.code) for f in outcome.findings} == {
+        (2, "CI007"),
+        (3, "CI007"),
+        (4, "CI007"),
+    }
+
+
+_BLOCK_VERSUS_CELL = """\
+import numpy as np
+import tensorflow as tf
+tf.compat.v1.disable_v2_behavior()
+rng = np.random.RandomState(0)
+x, h, c = (rng.randn(3, n).astype(np.float32) for n in (5, 4, 4))
+with tf.compat.v1.variable_scope("s"):
+    cell = tf.compat.v1.nn.rnn_cell.LSTMCell(4, forget_bias=0.5, use_peepholes=PEEP)
+    out, state = cell(tf.constant(x), tf.compat.v1.nn.rnn_cell.LSTMStateTuple(c, h))
+names = {v.name.split("/")[-1].split(":")[0]: v for v in cell.variables}
+# TensorFlow's fused kernel, which LSTMBlockCell ran, on LSTMCell's own variables.
+zeros = tf.zeros([4])
+diag = [names.get(k, zeros) for k in ("w_i_diag", "w_f_diag", "w_o_diag")]
+block = tf.raw_ops.LSTMBlockCell(
+    x=x, cs_prev=c, h_prev=h, w=names["kernel"], wci=diag[0], wcf=diag[1], wco=diag[2],
+    b=names["bias"], forget_bias=0.5, cell_clip=-1.0, use_peephole=PEEP)
+with tf.compat.v1.Session() as sess:
+    sess.run(tf.compat.v1.global_variables_initializer())
+    got, want = sess.run([(state.c, state.h), (block.cs, block.h)])
+print(float(np.abs(np.array(got) - np.array(want)).max()), sorted(names))
+"""
+
+
+@pytest.mark.parametrize("peephole", [False, True])
+def test_lstm_cell_computes_what_the_block_cells_fused_kernel_computes(peephole):
+    # The oracle is TensorFlow's own LSTMBlockCell kernel (still a raw op), run on the
+    # variables LSTMCell made: same gates, same forget bias, same peepholes.
+    done = subprocess.run(
+        [sys.executable, "-c", _BLOCK_VERSUS_CELL.replace("PEEP", str(peephole))],
+        capture_output=True,
+        text=True,
+        env=dict(ENV, TF_USE_LEGACY_KERAS="1"),
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    difference, names = done.stdout.split(" ", 1)
+    assert float(difference) < 1e-6
+    assert ("w_i_diag" in names) == peephole
+
+
+def test_sequence_loss_is_written_into_the_file_once_after_the_imports():
+    outcome = _migrate(
+        """\
+        import tensorflow as tf
+        import numpy as np
+        a = tf.contrib.seq2seq.sequence_loss(l, t, w)
+        b = tf.contrib.seq2seq.sequence_loss(l, t, w, average_across_batch=False)
+        """
+    )
+    code = outcome.code
+    assert code.count("def _contrib_sequence_loss(") == 1
+    assert "a = _contrib_sequence_loss(l, t, w)" in code and "contrib." not in code.replace(
+        "tf.contrib.seq2seq.sequence_loss of", ""
+    )
+    lines = code.splitlines()
+    assert lines.index("def _contrib_sequence_loss(") > lines.index("import numpy as np")
+    assert (
+        lines.index("def _contrib_sequence_loss(")
+        < [i for i, line in enumerate(lines) if line.startswith("a = ")][0]
+    )
+    assert [(f.line, f.flag.code) for f in outcome.findings] == [(3, "CI013")]
+
+
+def _numpy_sequence_loss(logits, targets, weights, avg_t, avg_b, sum_t, sum_b):
+    """contrib's documented sequence_loss, in numpy: weighted softmax cross-entropy, then
+    averaged (by summed weights) or summed (by nonzero weight count) over the named axes."""
+    import numpy as np
+
+    shifted = logits - logits.max(-1, keepdims=True)
+    log_probs = shifted - np.log(np.exp(shifted).sum(-1, keepdims=True))
+    loss = -np.take_along_axis(log_probs, targets[..., None], -1)[..., 0] * weights
+    axes = tuple(a for a, on in ((0, avg_b or sum_b), (1, avg_t or sum_t)) if on)
+    if not axes:
+        return loss
+    total = loss.sum(axis=axes)
+    divisor = weights.sum(axis=axes) if (avg_t or avg_b) else (weights != 0).sum(axis=axes)
+    return total / divisor
+
+
+@pytest.mark.parametrize(
+    "avg_t, avg_b, sum_t, sum_b",
+    [
+        (True, True, False, False),
+        (False, True, False, False),
+        (True, False, False, False),
+        (False, False, False, False),
+        (False, False, True, True),
+        (False, False, True, False),
+        (False, False, False, True),
+    ],
+)
+def test_the_written_sequence_loss_computes_contribs(avg_t, avg_b, sum_t, sum_b):
+    import numpy as np
+    import tensorflow as tf
+    from compat_input_tools.contrib_helpers import _contrib_sequence_loss
+
+    rng = np.random.RandomState(1)
+    logits = rng.randn(3, 4, 5).astype(np.float32)
+    targets = rng.randint(0, 5, (3, 4)).astype(np.int32)
+    weights = (rng.rand(3, 4) > 0.3).astype(np.float32)
+    with tf.Graph().as_default():
+        loss = _contrib_sequence_loss(
+            tf.constant(logits),
+            tf.constant(targets),
+            tf.constant(weights),
+            average_across_timesteps=avg_t,
+            average_across_batch=avg_b,
+            sum_over_timesteps=sum_t,
+            sum_over_batch=sum_b,
+        )
+        with tf.compat.v1.Session() as sess:
+            got = sess.run(loss)
+    want = _numpy_sequence_loss(logits, targets, weights, avg_t, avg_b, sum_t, sum_b)
+    np.testing.assert_allclose(got, want, rtol=1e-5)

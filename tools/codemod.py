@@ -1,6 +1,9 @@
 """The codemod engine: one TF1 source file in, the compat_input version out.
 
-Three passes, each a small, separately testable step:
+Four passes, each a small, separately testable step:
+0. `_ContribToHomes` (libcst), on the original: tf.contrib names with a home move there
+   (tf_slim, tf.compat.v1.nn.rnn_cell, a function written into the file), before the
+   upgrader can swap them for stand-ins that compute other values; line numbers stay.
 1. TensorFlow's own upgrader (`tensorflow.tools.compatibility`, as a library) upgrades the
    TF1 API as `tf_upgrade_v2` would; it runs once, on the original text, so what it cannot
    convert is reported with the original line numbers.
@@ -16,6 +19,7 @@ The code is parsed, never executed.
 
 import contextlib
 import dataclasses
+import inspect
 import io
 import re
 
@@ -26,6 +30,7 @@ from libcst.metadata import PositionProvider
 from libcst.metadata import QualifiedNameProvider
 from libcst.metadata import QualifiedNameSource
 
+from . import contrib_helpers
 from . import resolve
 from . import rules
 
@@ -54,6 +59,108 @@ def _compat(name: str) -> cst.Attribute:
     return cst.Attribute(value=cst.Name("compat_input"), attr=cst.Name(name))
 
 
+class _ContribToHomes(cst.CSTTransformer):
+    """Pass 0: tf.contrib names with a home are rewritten there, each on its own line.
+
+    Packages to import (`packages`) and functions to write into the file (`helpers`) are
+    collected, for the later passes: adding them here would move the lines the
+    upgrader's messages name.
+    """
+
+    METADATA_DEPENDENCIES = (QualifiedNameProvider,)
+
+    def __init__(self):
+        super().__init__()
+        self.packages: set = set()
+        self.helpers: dict = {}
+
+    def _names(self, node) -> set:
+        names = _imported_names(self.get_metadata(QualifiedNameProvider, node, set()))
+        return names | {n.replace("tensorflow.compat.v1.", "tensorflow.", 1) for n in names}
+
+    def leave_Attribute(self, original_node, updated_node):
+        for name in self._names(original_node):
+            if name in contrib_helpers.HELPERS:
+                helper = contrib_helpers.HELPERS[name]
+                self.helpers[helper.__name__] = helper
+                return cst.Name(helper.__name__)
+            moved = rules.moved(name)
+            if moved and not _rooted_in_moved(self, original_node):
+                # tf.contrib.slim.prefetch_queue -> tf_slim.prefetch_queue, `import tf_slim`.
+                package, _, rest = moved.partition(".")
+                self.packages.add(package)
+                return _path(cst.Name(package), rest) if rest else cst.Name(package)
+        return updated_node
+
+    def leave_Call(self, original_node, updated_node):
+        rewrite = next(
+            (
+                rules.CALL_REWRITES[n]
+                for n in self._names(original_node.func)
+                if n in rules.CALL_REWRITES
+            ),
+            None,
+        )
+        root = _tensorflow_root(self, original_node.func)
+        if rewrite is None or root is None:
+            return updated_node
+        path, parameters, renamed = rewrite
+        args = []
+        for index, arg in enumerate(updated_node.args):
+            if arg.star:
+                return updated_node  # *args: which parameter is which is not known here.
+            keyword = arg.keyword.value if arg.keyword else None
+            if keyword is None and index > 0:
+                keyword = parameters[index]
+            if keyword is not None and keyword != parameters[0]:
+                arg = arg.with_changes(
+                    keyword=cst.Name(renamed.get(keyword, keyword)),
+                    equal=cst.AssignEqual(
+                        whitespace_before=cst.SimpleWhitespace(""),
+                        whitespace_after=cst.SimpleWhitespace(""),
+                    ),
+                )
+            args.append(arg)
+        return updated_node.with_changes(func=_path(root, path), args=args)
+
+
+def _tensorflow_root(command, node):
+    """The name `node`'s dotted path starts from, where it is TensorFlow's alias, or None."""
+    root = node
+    while isinstance(root, cst.Attribute):
+        root = root.value
+    rooted = _imported_names(command.get_metadata(QualifiedNameProvider, root, set()))
+    if isinstance(root, cst.Name) and rooted == {"tensorflow"}:
+        return root
+    return None
+
+
+def _with_helpers(tree: cst.Module, helpers: dict) -> cst.Module:
+    """`tree` with each helper's source after its imports (and the graph-mode switch)."""
+    if not helpers:
+        return tree
+    body = list(tree.body)
+    position = 0
+    for index, statement in enumerate(body):
+        if isinstance(statement, cst.SimpleStatementLine) and any(
+            isinstance(small, (cst.Import, cst.ImportFrom)) for small in statement.body
+        ):
+            position = index + 1
+    switch = cst.helpers.get_full_name_for_node
+    while position < len(body) and isinstance(body[position], cst.SimpleStatementLine):
+        small = body[position].body[0]
+        called = (
+            small.value.func
+            if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)
+            else None
+        )
+        if called is None or not (switch(called) or "").endswith(_DISABLE_CALLS):
+            break
+        position += 1
+    sources = [cst.parse_statement(inspect.getsource(helper)) for helper in helpers.values()]
+    return tree.with_changes(body=body[:position] + sources + body[position:])
+
+
 class _ServeFromCompatInput(codemod.VisitorBasedCodemodCommand):
     """Pass 2: the queue-input names, in every spelling, become compat_input's."""
 
@@ -63,12 +170,6 @@ class _ServeFromCompatInput(codemod.VisitorBasedCodemodCommand):
     def leave_Attribute(self, original_node, updated_node):
         names = _imported_names(self.get_metadata(QualifiedNameProvider, original_node, set()))
         for name in names:
-            moved = rules.moved(name)
-            if moved and not _rooted_in_moved(self, original_node):
-                # tf.contrib.slim.prefetch_queue -> tf_slim.prefetch_queue, `import tf_slim`.
-                package, _, rest = moved.partition(".")
-                AddImportsVisitor.add_needed_import(self.context, package)
-                return _path(cst.Name(package), rest) if rest else cst.Name(package)
             if name in rules.RENAMES:
                 AddImportsVisitor.add_needed_import(self.context, "compat_input")
                 return _compat(rules.RENAMES[name])
@@ -220,6 +321,7 @@ class _Flags(cst.CSTVisitor):
         self.findings: list = []
         self._placeholders: set = set()
         self._producers: set = set()
+        self._rewritten_calls: set = set()
 
     def _report(self, node, flag) -> None:
         position = self.get_metadata(PositionProvider, node).start
@@ -241,9 +343,15 @@ class _Flags(cst.CSTVisitor):
 
     def visit_Attribute(self, node) -> bool:
         names = self._names(node)
+        names |= {n.replace("tensorflow.compat.v1.", "tensorflow.", 1) for n in names}
         if any(rules.moved(name) for name in names):
             self._report_moved(node)
-            return False  # Rewritten by pass 2 to its package.
+            return False  # Rewritten by pass 0 to its package.
+        if names & contrib_helpers.HELPERS.keys():
+            self._report_once(node, rules.HELPER_NOTE)
+            return False  # Pass 0 writes the function into the file.
+        if id(node) in self._rewritten_calls:
+            return False  # Pass 0 rewrites the call (rules.CALL_REWRITES).
         if any(rules.keep_v1(name) for name in names):
             return False  # Rewritten by pass 2, prefixes included.
         flag = self._flag_for(names)
@@ -253,8 +361,11 @@ class _Flags(cst.CSTVisitor):
         return True
 
     def _report_moved(self, node) -> None:
-        if not any(f.flag is rules.MOVED_NOTE for f in self.findings):  # Once a file.
-            self._report(node, rules.MOVED_NOTE)
+        self._report_once(node, rules.MOVED_NOTE)
+
+    def _report_once(self, node, flag) -> None:
+        if not any(f.flag is flag for f in self.findings):  # Once a file.
+            self._report(node, flag)
 
     def visit_ImportFrom(self, node) -> bool:
         # `from tensorflow.contrib import slim`: the imported name, as an attribute would be.
@@ -281,6 +392,10 @@ class _Flags(cst.CSTVisitor):
 
     def visit_Call(self, node) -> None:
         func = node.func
+        called = self._names(func)
+        called |= {n.replace("tensorflow.compat.v1.", "tensorflow.", 1) for n in called}
+        if called & rules.CALL_REWRITES.keys() and not any(a.star for a in node.args):
+            self._rewritten_calls.add(id(func))
         if (
             isinstance(func, cst.Attribute)
             and func.attr.value == "size"
@@ -402,15 +517,19 @@ def migrate_source(code: str, filename: str = "<string>") -> Outcome:
     wrapper = cst.MetadataWrapper(module)
     flags = _Flags()
     wrapper.visit(flags)
+    homes = _ContribToHomes()
+    module = wrapper.visit(homes)
     if _imports_tensorflow(module):
-        # TensorFlow's upgrader first, on the original: its complaints then carry the
+        # TensorFlow's upgrader next, on the original lines: its complaints then carry the
         # original line numbers, and its tf.compat.v1 spellings are rows of our table.
-        upgraded, upgrader_findings = _upgrade_rest(code, filename)
+        upgraded, upgrader_findings = _upgrade_rest(module.code, filename)
         module = cst.parse_module(upgraded)
     else:
         # tf_upgrade_v2 renames any `tf.` it sees; a module without TensorFlow is not ours.
         upgrader_findings = []
     context = codemod.CodemodContext(filename=filename)
+    for package in sorted(homes.packages):
+        AddImportsVisitor.add_needed_import(context, package)
     served = _ServeFromCompatInput(context).transform_module(module)
     ours = {f.line for f in flags.findings}
     findings = flags.findings + [f for f in upgrader_findings if f.line not in ours]
@@ -421,4 +540,6 @@ def migrate_source(code: str, filename: str = "<string>") -> Outcome:
         line = origin(line)
         if line not in ours:  # A table row said it already, with its own fix.
             findings.append(Finding(line, column, flag))
+    # Last: the functions written in are whole blocks of lines the original never had.
+    final = _with_helpers(final, homes.helpers)
     return Outcome(final.code, sorted(findings, key=lambda f: (f.line, f.column)))

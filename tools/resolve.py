@@ -142,8 +142,12 @@ def line_origins(original: str, migrated: str):
     def origin(line: int) -> int:
         for tag, i1, i2, j1, j2 in opcodes:
             if j1 < line <= j2:
-                if tag == "equal" or tag == "replace":
-                    return min(i1 + (line - j1), max(i2, i1 + 1))
+                if tag == "equal":
+                    return i1 + (line - j1)
+                if tag == "replace":
+                    # Lines the migration adds or drops (imports, the graph-mode switch)
+                    # sit at the top of a changed block: count from its end.
+                    return min(max(i2 - (j2 - line), i1 + 1), max(i2, i1 + 1))
                 return max(i1, 1)  # An inserted line: the original line before it.
         return line
 

@@ -114,6 +114,51 @@ KEEP_V1_PREFIXES = {
 # tf.contrib modules that live on as packages of their own, with the same API: the codemod
 # imports the package, a dependency the migrated program then needs (the report says so).
 MOVED_MODULES = {"tensorflow.contrib.slim": "tf_slim"}
+# tf_slim also carries contrib.layers' layers, initializers, regularizers and optimizers,
+# and contrib.framework's arg_scope and variable functions: the same code, so the same
+# values (tf_upgrade_v2's Keras stand-ins are not: its xavier_initializer(uniform=False)
+# draws with another standard deviation). contrib.framework's global-step functions stay
+# on tf.compat.v1.train (KEEP_V1_NAMES).
+_IN_TF_SLIM = {
+    "layers": """avg_pool2d avg_pool3d batch_norm bias_add conv1d conv2d conv2d_in_plane
+        conv2d_transpose conv3d conv3d_transpose convolution convolution1d convolution2d
+        convolution2d_in_plane convolution2d_transpose convolution3d convolution3d_transpose
+        dense_to_sparse dropout elu flatten fully_connected gdn group_norm images_to_sequence
+        instance_norm layer_norm legacy_fully_connected legacy_linear legacy_relu linear
+        max_pool2d max_pool3d maxout one_hot_encoding pool relu relu6 repeat separable_conv2d
+        separable_convolution2d sequence_to_images softmax spatial_softmax stack unit_norm
+        xavier_initializer xavier_initializer_conv2d variance_scaling_initializer
+        l1_regularizer l2_regularizer l1_l2_regularizer sum_regularizer apply_regularization
+        optimize_loss OPTIMIZER_CLS_NAMES OPTIMIZER_SUMMARIES adaptive_clipping_fn
+        summarize_activation summarize_activations summarize_collection summarize_tensor
+        summarize_tensors scale_gradient recompute_grad""",
+    "framework": """arg_scope add_arg_scope arg_scoped_arguments has_arg_scope current_arg_scope
+        add_model_variable assert_or_get_global_step assign_from_checkpoint
+        assign_from_checkpoint_fn assign_from_values assign_from_values_fn filter_variables
+        get_local_variables get_model_variables get_trainable_variables get_unique_variable
+        get_variable_full_name get_variables get_variables_by_name get_variables_by_suffix
+        get_variables_to_restore global_variable local_variable model_variable variable
+        VariableDeviceChooser""",
+}
+MOVED_MODULES.update(
+    {
+        f"tensorflow.contrib.{module}.{name}": f"tf_slim.{name}"
+        for module, names in _IN_TF_SLIM.items()
+        for name in names.split()
+    }
+)
+
+# tf.contrib.rnn.LSTMBlockCell(...) -> tf.compat.v1.nn.rnn_cell.LSTMCell(...): the fused
+# kernel computes the LSTM that LSTMCell computes (gates i, j, f, o; forget_bias added to
+# f; the same `kernel` and `bias` variables under the same `lstm_cell` scope). Positional
+# arguments after the first become keywords, renamed where LSTMCell spells them otherwise.
+CALL_REWRITES = {
+    "tensorflow.contrib.rnn.LSTMBlockCell": (
+        "compat.v1.nn.rnn_cell.LSTMCell",
+        ("num_units", "forget_bias", "cell_clip", "use_peephole", "dtype", "reuse", "name"),
+        {"use_peephole": "use_peepholes"},
+    )
+}
 
 
 def moved(name: str):
@@ -151,9 +196,17 @@ class Flag:
 MOVED_NOTE = Flag(
     "CI012",
     "note",
-    "tf.contrib.slim is the tf_slim package now: the migrated file imports it, so install it "
-    "beside compat_input (pip install tf-slim); tf_slim's own queue input (parallel_read, "
-    "prefetch_queue) is served from tf.data where compat_input.install() runs",
+    "tf.contrib.slim, and contrib.layers' and contrib.framework's functions, are the tf_slim "
+    "package now: the migrated file imports it, so install it beside compat_input (pip "
+    "install tf-slim); tf_slim's own queue input (parallel_read, prefetch_queue) is served "
+    "from tf.data where compat_input.install() runs",
+    "the-codemod",
+)
+HELPER_NOTE = Flag(
+    "CI013",
+    "note",
+    "tf.contrib.seq2seq.sequence_loss has no home in TensorFlow 2: the migrated file defines "
+    "_contrib_sequence_loss after its imports (tf.contrib's code, the same values) and calls it",
     "the-codemod",
 )
 
@@ -186,21 +239,13 @@ FLAGS: dict = {
         "compat_input.from_dataset",
         "known-limits",
     ),
-    "tensorflow.contrib.seq2seq.sequence_loss": Flag(
-        "CI004",
-        "error",
-        "tf.contrib is gone in TensorFlow 2: sequence_loss(logits, targets, weights) is "
-        "tf.compat.v1.losses.sparse_softmax_cross_entropy(targets, logits, weights, "
-        "reduction=tf.compat.v1.losses.Reduction.NONE) summed and divided by the summed "
-        "weights over the axes its average_across_* arguments name",
-        "known-limits",
-    ),
+    # Calls are rewritten (CALL_REWRITES); the class passed around uncalled is not.
     "tensorflow.contrib.rnn.LSTMBlockCell": Flag(
         "CI004",
         "error",
         "tf.contrib is gone in TensorFlow 2: tf.compat.v1.nn.rnn_cell.LSTMCell(num_units, "
-        "forget_bias=...) computes the same LSTM without the fused kernel (needs Keras 2: "
-        "compat-input[keras2]); checkpoints of the block cell do not load into it",
+        "forget_bias=..., use_peepholes=...) computes the same LSTM without the fused kernel "
+        "(needs Keras 2: compat-input[keras2])",
         "known-limits",
     ),
     # The tf.contrib pieces common in input and training code, each with its fix. Errors:

@@ -1,0 +1,67 @@
+"""tf.contrib functions with no home in TensorFlow 2 or in a maintained package.
+
+`compat-input migrate` copies the source of each one a program calls into the migrated
+file, after its imports, and calls it there: the program computes what it computed on
+TensorFlow 1, and carries no dependency for it. Each function imports what it uses
+inside its body, so that it reads the same whatever the file calls TensorFlow.
+"""
+
+
+def _contrib_sequence_loss(
+    logits,
+    targets,
+    weights,
+    average_across_timesteps=True,
+    average_across_batch=True,
+    sum_over_timesteps=False,
+    sum_over_batch=False,
+    softmax_loss_function=None,
+    name=None,
+):
+    """tf.contrib.seq2seq.sequence_loss of TensorFlow 1.15, written into this file by
+    `compat-input migrate` (tf.contrib is gone in TensorFlow 2): the weighted
+    cross-entropy of `logits` [batch, time, classes] against `targets` [batch, time],
+    averaged or summed over the axes the arguments name."""
+    import tensorflow.compat.v1 as tf
+
+    for tensor, rank, what in (
+        (logits, 3, "logits"),
+        (targets, 2, "targets"),
+        (weights, 2, "weights"),
+    ):
+        if len(tensor.get_shape()) != rank:
+            raise ValueError(
+                f"sequence_loss: {what} must have rank {rank}, got {tensor.get_shape()}"
+            )
+    if average_across_timesteps and sum_over_timesteps:
+        raise ValueError("average_across_timesteps and sum_over_timesteps cannot both be True")
+    if average_across_batch and sum_over_batch:
+        raise ValueError("average_across_batch and sum_over_batch cannot both be True")
+    with tf.name_scope(name, "sequence_loss", [logits, targets, weights]):
+        flat_logits = tf.reshape(logits, [-1, tf.shape(logits)[2]])
+        flat_targets = tf.reshape(targets, [-1])
+        if softmax_loss_function is None:
+            loss = tf.nn.sparse_softmax_cross_entropy_with_logits(
+                labels=flat_targets, logits=flat_logits
+            )
+        else:
+            loss = softmax_loss_function(labels=flat_targets, logits=flat_logits)
+        loss *= tf.reshape(weights, [-1])
+        if average_across_timesteps and average_across_batch:
+            return tf.div_no_nan(tf.reduce_sum(loss), tf.reduce_sum(weights))
+        if sum_over_timesteps and sum_over_batch:
+            count = tf.cast(tf.count_nonzero(weights), loss.dtype)
+            return tf.div_no_nan(tf.reduce_sum(loss), count)
+        loss = tf.reshape(loss, tf.shape(logits)[0:2])
+        if average_across_timesteps or average_across_batch:
+            axis = [0] if average_across_batch else [1]
+            return tf.div_no_nan(tf.reduce_sum(loss, axis=axis), tf.reduce_sum(weights, axis=axis))
+        if sum_over_timesteps or sum_over_batch:
+            axis = [0] if sum_over_batch else [1]
+            count = tf.cast(tf.count_nonzero(weights, axis=axis), loss.dtype)
+            return tf.div_no_nan(tf.reduce_sum(loss, axis=axis), count)
+        return loss
+
+
+# Qualified tf.contrib name -> the function above that replaces it.
+HELPERS = {"tensorflow.contrib.seq2seq.sequence_loss": _contrib_sequence_loss}
