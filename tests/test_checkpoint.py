@@ -236,3 +236,30 @@ def test_without_install_a_plain_saver_refuses_a_checkpoint_written_without_posi
 
             with pytest.raises(tf.errors.NotFoundError, match="compat_input"):
                 saver.restore(sess, path)
+
+
+def test_a_save_before_the_start_leaves_the_input_unstarted_and_saves_a_fresh_position(tmp_path):
+    # The stock Supervisor checkpoints in one thread while it starts queue runners in
+    # another. A save that started the pipeline itself raced that start, which then rewound
+    # the pipeline after a read (tf_slim's learning.train with a summary thread: one batch
+    # twice, 87 training batches where legacy delivers 86).
+    with tf.Graph().as_default():
+        batch, _ = _build()
+        saver = tf1.train.Saver()
+        with tf1.Session() as sess:
+            sess.run(tf1.global_variables_initializer())
+            path = saver.save(sess, str(tmp_path / "early"))
+            try:
+                sess.run(batch)
+                early = "read"
+            except tf.errors.InvalidArgumentError as error:
+                early = error.message
+            compat_input.start_queue_runners(sess)
+            started = _drain(sess, batch)
+        with tf1.Session() as sess:
+            sess.run(tf1.global_variables_initializer())
+            saver.restore(sess, path)
+            compat_input.start_queue_runners(sess)
+            restored = _drain(sess, batch)
+    assert "was never started in this session" in early  # Not started by the save.
+    assert started == restored == _uninterrupted()  # The position saved is a fresh one.

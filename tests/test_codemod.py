@@ -777,3 +777,16 @@ def test_the_written_sequence_loss_computes_contribs(avg_t, avg_b, sum_t, sum_b)
             got = sess.run(loss)
     want = _numpy_sequence_loss(logits, targets, weights, avg_t, avg_b, sum_t, sum_b)
     np.testing.assert_allclose(got, want, rtol=1e-5)
+
+
+def test_image_summary_removed_in_1_0_becomes_summary_image_with_its_argument_names():
+    outcome = _migrate(
+        """\
+        import tensorflow as tf
+        a = tf.image_summary('images', x, max_images=5)
+        b = tf.image_summary('images', x, 2)
+        """
+    )
+    assert "a = tf.compat.v1.summary.image('images', tensor=x, max_outputs=5)" in outcome.code
+    assert "b = tf.compat.v1.summary.image('images', tensor=x, max_outputs=2)" in outcome.code
+    assert outcome.findings == []

@@ -157,7 +157,13 @@ CALL_REWRITES = {
         "compat.v1.nn.rnn_cell.LSTMCell",
         ("num_units", "forget_bias", "cell_clip", "use_peephole", "dtype", "reuse", "name"),
         {"use_peephole": "use_peepholes"},
-    )
+    ),
+    # Removed in TF 1.0 (KEEP_V1_NAMES has its siblings), with arguments renamed since.
+    "tensorflow.image_summary": (
+        "compat.v1.summary.image",
+        ("tag", "tensor", "max_images", "collections", "name"),
+        {"tag": "name", "max_images": "max_outputs"},
+    ),
 }
 
 

@@ -6,10 +6,12 @@ again. Every compat_input pipeline adds a SaveableObject for its iterator to the
 saves everything in that collection, so the Supervisor's, MonitoredTrainingSession's and a
 plain Saver's checkpoints all hold the position of every pipeline.
 
-Two details make it safe with unmodified code: saving a pipeline that was not started yet
-starts it first (the stock Supervisor checkpoints before it starts queue runners), and
-restoring a pipeline marks it started, so the `start_queue_runners` that follows a
-restore does not rewind it. Pipelines that cannot be serialized (py_func, hand-built
+Two details make it safe with unmodified code: a pipeline that was not started yet saves
+the position of a fresh one, read off an iterator of its own, and stays unstarted (the
+stock Supervisor checkpoints in one thread while it starts queue runners in another: a
+save that started the pipeline itself was then rewound by that start, after a read, and a
+batch came twice); and restoring a pipeline marks it started, so the
+`start_queue_runners` that follows a restore does not rewind it. Pipelines that cannot be serialized (py_func, hand-built
 queues) are left out with a warning naming them.
 """
 
@@ -19,6 +21,7 @@ import tensorflow as tf
 
 from compat_input._src import graph_ops
 from compat_input._src import tf_internals
+from compat_input._src import tracing
 from compat_input._src.options import options
 from compat_input._src.tf_internals import saveable_object
 
@@ -34,15 +37,23 @@ class _PipelineSaveable(saveable_object.SaveableObject):
     def __init__(self, pipeline, name: str):
         iterator = pipeline.resource
         dataset = pipeline.variant
-        flag = pipeline.started_handle
+        # Counters and epoch variables the datasets touch are checkpointed (or not) as
+        # variables; the iterator state is complete without.
+        policy = tf.data.experimental.ExternalStatePolicy.IGNORE.value
 
-        def start():
+        def saved(resource):
+            return graph_ops.SerializeIterator(
+                resource_handle=resource, external_state_policy=policy
+            )
+
+        def fresh():
             # New ops in the branch: an outer op as a control input here would be hoisted
-            # onto the cond itself and rewind the pipeline at every save.
-            make = graph_ops.MakeIterator(dataset=dataset, iterator=iterator)
-            mark = graph_ops.AssignVariableOp(resource=flag, value=tf.constant(True))
-            with tf.control_dependencies([make, mark]):
-                return tf.constant(True)
+            # onto the cond itself and run at every save.
+            scratch = graph_ops.AnonymousIteratorV3(**tracing.typed(pipeline.element_spec))
+            with tf.control_dependencies(
+                [graph_ops.MakeIterator(dataset=dataset, iterator=scratch)]
+            ):
+                return saved(scratch)
 
         made = []
 
@@ -50,19 +61,8 @@ class _PipelineSaveable(saveable_object.SaveableObject):
             # Made when a Saver is built, not with every pipeline: graphs with many
             # pipelines and no Saver pay nothing for it.
             if not made:
-                # The stock Supervisor checkpoints right away, before it starts queue runners.
-                started = tf.cond(pipeline.is_started, lambda: tf.constant(True), start)
-                with tf.control_dependencies([started]):
-                    made.append(
-                        graph_ops.SerializeIterator(
-                            resource_handle=iterator,
-                            # Counters and epoch variables the datasets touch are checkpointed
-                            # (or not) as variables; the iterator state is complete without.
-                            external_state_policy=(
-                                tf.data.experimental.ExternalStatePolicy.IGNORE.value
-                            ),
-                        )
-                    )
+                # The stock Supervisor checkpoints right away, while it starts queue runners.
+                made.append(tf.cond(pipeline.is_started, lambda: saved(iterator), fresh))
             return made[0]
 
         self._pipeline = pipeline
