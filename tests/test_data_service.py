@@ -9,6 +9,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import time
 
 import pytest
@@ -177,7 +178,9 @@ def test_a_worker_killed_mid_epoch_loses_at_most_its_share_once_restarted(tmp_pa
     try:
         legacy = _result(_trainer("legacy", files, "--epochs", "4"))
         started = tmp_path / "started"
+        # Restarted within the bound (20 s), the job goes on (the watch does not fail it).
         flags = ("--epochs", "4", "--delay", "0.05", "--started", str(started))
+        flags += ("--service-timeout", "20")
         trainer = _trainer("compat", files, *flags, service=address)
         while not started.exists():
             assert trainer.poll() is None, trainer.stderr.read()[-2000:]
@@ -270,3 +273,64 @@ def test_a_malformed_service_in_the_environment_is_named(monkeypatch):
         x = compat_input.range_input_producer(10).dequeue()
         with pytest.raises(ValueError, match="COMPAT_INPUT_SERVICE.*'localhost:5050,'"):
             compat_input.batch([x], 2)
+
+
+def _kill_the_only_worker(files, *flags, wait_for_started=True):
+    """A trainer (service timeout 5 s) on a dispatcher with one worker, killed once the
+    trainer read its first batch and never restarted: the trainer's outcome and how long
+    it ran after the kill."""
+    dispatcher, address = _serve("--port", "0", "--workers", "0")
+    worker = _serve("--dispatcher", address, "--workers", "1")[0]
+    try:
+        with tempfile.TemporaryDirectory() as scratch:
+            started = os.path.join(scratch, "started")
+            flags = (*flags, "--started", started, "--service-timeout", "5")
+            trainer = _trainer("compat", files, *flags, service=address)
+            while not os.path.exists(started):
+                assert trainer.poll() is None, trainer.stderr.read()[-2000:]
+                time.sleep(0.1)
+            worker.kill()
+            worker.wait()
+            killed = time.monotonic()
+            out, err = trainer.communicate(timeout=120)
+            return trainer.returncode, err, time.monotonic() - killed, address
+    finally:
+        for process in (worker, dispatcher):
+            process.kill()
+            process.wait()
+
+
+def _names_the_job_the_address_and_the_fix(err: str, address: str) -> None:
+    assert "UnavailableError" in err, err[-3000:]
+    message = err[err.index("compat_input: input 'shuffle_batch' (job 'train_files')") :]
+    assert f"tf.data service at {address}, which has had no live worker for 5 s" in message
+    assert f"compat-input serve --dispatcher {address} --workers N" in message
+    assert "configure(service_timeout=SECONDS)" in message
+
+
+def test_the_only_worker_killed_mid_epoch_fails_the_read_within_the_bound(files):
+    # Before: the trainer waited forever (still waiting after 150 s).
+    code, err, after, address = _kill_the_only_worker(
+        files, "--shared", "--epochs", "30", "--delay", "0.1"
+    )
+    assert code != 0
+    _names_the_job_the_address_and_the_fix(err, address)
+    # 5 s bound, 3 s before a silent process counts as gone, the polls, and the batches
+    # the trainer had already taken in (0.1 s each).
+    assert after < 45, after
+
+
+def test_the_only_worker_killed_after_its_last_block_never_leaves_the_trainer_waiting(files):
+    # 900 lines travel in four blocks of 256, all taken in before the kill. The end of the
+    # job is the worker's to tell: if the trainer had it before the kill, it ends as
+    # legacy does; if not, it waited forever before, and now fails within the bound.
+    code, err, after, address = _kill_the_only_worker(files, "--shared", "--delay", "0.05")
+    assert after < 45, after
+    if code != 0:
+        _names_the_job_the_address_and_the_fix(err, address)
+
+
+@pytest.mark.parametrize("timeout", [0, -1, "60", True])
+def test_configure_rejects_a_service_timeout_that_is_not_a_positive_number(timeout, configured):
+    with pytest.raises((TypeError, ValueError), match="service_timeout"):
+        compat_input.configure(service_timeout=timeout)

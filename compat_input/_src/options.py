@@ -17,6 +17,9 @@ class Options:
     # The tf.data service batchers read their examples through (data_service.py); None: the
     # environment's COMPAT_INPUT_SERVICE, "" none.
     service: Optional[str] = None
+    # How long a trainer waits on a service whose job has no live worker (or whose
+    # dispatcher is gone) before its reads fail, in seconds (data_service.py).
+    service_timeout: float = 60.0
     # Where batches are copied ahead to (device_prefetch.py): "auto" (the first GPU, for
     # pipelines whose position is not saved), a device name, or None.
     input_device: Optional[str] = "auto"
@@ -29,7 +32,11 @@ _UNSET = object()
 
 
 def configure(
-    save_input_position=None, bad_records=None, service=None, input_device=_UNSET
+    save_input_position=None,
+    bad_records=None,
+    service=None,
+    input_device=_UNSET,
+    service_timeout=None,
 ) -> Options:
     """Sets process-wide options for pipelines built from now on; returns them.
 
@@ -47,6 +54,10 @@ def configure(
         one is visible, for pipelines whose position is not saved in checkpoints), a device
         name such as "/gpu:0" (its pipelines are left out of checkpoints: tf.data cannot
         save a position copied to a device), or None (batches stay on the host).
+      service_timeout: seconds a trainer's reads wait on the service while no worker of
+        `compat-input serve` is alive (killed, not restarted) or its dispatcher is gone,
+        before they fail naming the job, the address and the fix (default 60). A worker
+        restarted within it lets the job go on.
     """
     if save_input_position is not None:
         options.save_input_position = bool(save_input_position)
@@ -61,6 +72,14 @@ def configure(
                 f"for none), got {service!r}"
             )
         options.service = service_address(service, "configure(service=...)") if service else ""
+    if service_timeout is not None:
+        if isinstance(service_timeout, bool) or not isinstance(service_timeout, (int, float)):
+            raise TypeError(f"service_timeout must be a number of seconds, got {service_timeout!r}")
+        if not service_timeout > 0:
+            raise ValueError(
+                f"service_timeout must be more than 0 seconds, got {service_timeout!r}"
+            )
+        options.service_timeout = float(service_timeout)
     if input_device is not _UNSET:
         if input_device is not None and not isinstance(input_device, str):
             raise TypeError(

@@ -3,7 +3,7 @@
 server), a TextLineReader, decode_csv and `shuffle_batch` with a final partial batch. `api`
 picks legacy queues or compat_input (which reads through the tf.data service named by
 COMPAT_INPUT_SERVICE, if set). `--delay` sleeps after each batch, `--started FILE` is
-written after the first one. Prints one JSON line: the examples read, as [a, b] pairs, and
+written after the first one; `--service-timeout` and `--install` configure compat_input. Prints one JSON line: the examples read, as [a, b] pairs, and
 whether the graph reads a tf.data service."""
 
 import argparse
@@ -27,10 +27,17 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=1)
     parser.add_argument("--delay", type=float, default=0.0)
     parser.add_argument("--started")
+    parser.add_argument("--service-timeout", type=float)
+    parser.add_argument("--install", action="store_true")
     args = parser.parse_args()
     if args.api == "compat":
         import compat_input as readers
         import compat_input as train
+
+        if args.service_timeout:
+            train.configure(service_timeout=args.service_timeout)
+        if args.install:
+            train.install()
     else:
         train, readers = tf1.train, tf1
     queue = train.string_input_producer(
