@@ -91,7 +91,7 @@ def _serve(workers: int):
         text=True,
         env=_env(),
     )
-    return process, process.stdout.readline().split()[3].rstrip(",")
+    return process, process.stdout.readline().strip()  # The address alone, on its own line.
 
 
 def main() -> int:
