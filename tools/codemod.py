@@ -33,6 +33,7 @@ from libcst.metadata import QualifiedNameSource
 from . import contrib_helpers
 from . import resolve
 from . import rules
+from . import tfdata
 
 
 @dataclasses.dataclass
@@ -167,9 +168,18 @@ class _ServeFromCompatInput(codemod.VisitorBasedCodemodCommand):
     DESCRIPTION = "Serve tf.train queue-input names from compat_input."
     METADATA_DEPENDENCIES = (QualifiedNameProvider,)
 
+    # With --to-tfdata: the runners stay TensorFlow's, which start the pipelines left on
+    # compat_input as well (its runner is in QUEUE_RUNNERS), so a program whose input all
+    # became tf.data imports nothing of compat_input.
+    keep_runners = False
+
     def leave_Attribute(self, original_node, updated_node):
         names = _imported_names(self.get_metadata(QualifiedNameProvider, original_node, set()))
         for name in names:
+            if self.keep_runners and rules.RENAMES.get(name) in rules.RUNNERS:
+                root = _tensorflow_root(self, original_node)
+                if root is not None:
+                    return _path(root, f"compat.v1.train.{rules.RENAMES[name]}")
             if name in rules.RENAMES:
                 AddImportsVisitor.add_needed_import(self.context, "compat_input")
                 return _compat(rules.RENAMES[name])
@@ -511,14 +521,21 @@ class Outcome:
     findings: list
 
 
-def migrate_source(code: str, filename: str = "<string>") -> Outcome:
-    """The migrated text of one file, and what needs a person. Raises ParserSyntaxError."""
+def migrate_source(code: str, filename: str = "<string>", to_tfdata: bool = False) -> Outcome:
+    """The migrated text of one file, and what needs a person. Raises ParserSyntaxError.
+
+    With `to_tfdata`, the input pipelines tfdata.py recognizes become plain tf.data first.
+    """
     module = cst.parse_module(code)
     wrapper = cst.MetadataWrapper(module)
     flags = _Flags()
     wrapper.visit(flags)
     homes = _ContribToHomes()
     module = wrapper.visit(homes)
+    converted = []
+    if to_tfdata:
+        module, converted = tfdata.convert(module)
+        flags.findings.extend(Finding(c.line, 1, c.flag) for c in converted)
     if _imports_tensorflow(module):
         # TensorFlow's upgrader next, on the original lines: its complaints then carry the
         # original line numbers, and its tf.compat.v1 spellings are rows of our table.
@@ -530,7 +547,9 @@ def migrate_source(code: str, filename: str = "<string>") -> Outcome:
     context = codemod.CodemodContext(filename=filename)
     for package in sorted(homes.packages):
         AddImportsVisitor.add_needed_import(context, package)
-    served = _ServeFromCompatInput(context).transform_module(module)
+    serving = _ServeFromCompatInput(context)
+    serving.keep_runners = to_tfdata
+    served = serving.transform_module(module)
     ours = {f.line for f in flags.findings}
     findings = flags.findings + [f for f in upgrader_findings if f.line not in ours]
     final = _GraphMode(codemod.CodemodContext(filename=filename)).transform_module(served)

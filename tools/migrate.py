@@ -50,7 +50,7 @@ def _progress(index: int, total: int, path: str) -> None:
     sys.stderr.flush()
 
 
-def migrate_file(path: str, write: bool, show_diff: bool, out=None) -> tuple:
+def migrate_file(path: str, write: bool, show_diff: bool, out=None, to_tfdata=False) -> tuple:
     """Returns (status, findings, migrated text or None) for one file; never raises for a
     bad file."""
     out = out or sys.stdout
@@ -65,7 +65,7 @@ def migrate_file(path: str, write: bool, show_diff: bool, out=None) -> tuple:
     if "tensorflow" not in original:
         return "skipped", [], None
     try:
-        outcome = codemod.migrate_source(original, path)
+        outcome = codemod.migrate_source(original, path, to_tfdata=to_tfdata)
     except cst.ParserSyntaxError as e:
         where = f"{path}:{e.editor_line}:{e.editor_column}"
         print(
@@ -143,6 +143,12 @@ def main(argv=None) -> int:
         help="run each migrated file's import with plain python; a failure fails the run",
     )
     parser.add_argument(
+        "--to-tfdata",
+        action="store_true",
+        help="rewrite the input pipelines it recognizes into plain tf.data (the rest stay on "
+        "compat_input); prove them with compat-input compare --batches",
+    )
+    parser.add_argument(
         "--verify-run",
         metavar="ARGS",
         help='with --verify: run the program itself with these arguments ("--steps 2")',
@@ -154,7 +160,9 @@ def main(argv=None) -> int:
     counts = {"changed": 0, "unchanged": 0, "skipped": 0, "failed": 0}
     needs_person = 0
     for index, path in enumerate(files, 1):
-        status, findings, migrated = migrate_file(path, write=write, show_diff=args.diff)
+        status, findings, migrated = migrate_file(
+            path, write=write, show_diff=args.diff, to_tfdata=args.to_tfdata
+        )
         if args.verify and migrated is not None and not verify(path, migrated, run_args):
             status = "failed"
         counts[status] += 1
