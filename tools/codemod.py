@@ -254,6 +254,10 @@ _GRAPH_MODE_USES = (
     "compat.v1.Session.",
     "compat.v1.InteractiveSession.",
     "compat.v1.placeholder.",
+    "compat.v1.train.Supervisor.",
+    "compat.v1.train.MonitoredTrainingSession.",
+    # What --to-tfdata writes.
+    "compat.v1.data.make_one_shot_iterator.",
 )
 _DISABLE_CALLS = ("disable_eager_execution", "disable_v2_behavior")
 

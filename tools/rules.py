@@ -305,7 +305,9 @@ QUEUE_SIZE = Flag(
 
 BATCHERS = frozenset(n for n in RENAMES.values() if "batch" in n)
 # What starts and stops the input, apart from the input itself.
-RUNNERS = frozenset({"start_queue_runners", "Coordinator", "QueueRunner", "add_queue_runner"})
+RUNNERS = frozenset(
+    {"start_queue_runners", "Coordinator", "QueueRunner", "add_queue_runner", "Supervisor"}
+)
 PRODUCERS = frozenset(n for n in RENAMES.values() if n.endswith("_producer"))
 # Positional index of batch_size in each batcher (maybe_* take keep_input before it).
 BATCH_SIZE_POSITION = {

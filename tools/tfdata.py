@@ -97,6 +97,7 @@ class _NotThisPattern(Exception):
     pass
 
 
+_RANGE_ARGS = ("limit", "num_epochs", "shuffle", "seed", "capacity", "shared_name", "name")
 _PRODUCER_ARGS = ("string_tensor", "num_epochs", "shuffle", "seed", "capacity", "shared_name")
 _BATCH_ARGS = (
     "tensors",
@@ -140,6 +141,54 @@ class ToTfData(cst.CSTTransformer):
 
     def _line(self, node) -> int:
         return self.get_metadata(PositionProvider, node).start.line
+
+    def leave_Call(self, original_node, updated_node):
+        # range_input_producer(limit, ...).dequeue(): one index a run (the PTB producer).
+        func = original_node.func
+        if not (
+            isinstance(func, cst.Attribute)
+            and func.attr.value == "dequeue"
+            and not original_node.args
+            and isinstance(func.value, cst.Call)
+            and _qualified(self, func.value.func) == "range_input_producer"
+        ):
+            return updated_node
+        producer = func.value
+        try:
+            made = _arguments(producer, _RANGE_ARGS)
+        except _NotThisPattern:
+            return updated_node
+        if "shared_name" in made:
+            return updated_node
+        tf = _tf_root(producer.func)
+        # A tensor limit (PTB's epoch_size) is int32; tf.data counts in int64.
+        limit = f"{tf}.cast({made['limit']}, {tf}.int64)"
+        chain = f"{tf}.data.Dataset.range({limit})"
+        shuffled = made.get("shuffle", "True") != "False"
+        if shuffled:
+            chain += f".shuffle({limit}, seed={made.get('seed', 'None')})"
+        epochs = made.get("num_epochs", "None")
+        chain += f".repeat({'' if epochs == 'None' else epochs})"
+        chain += f".map(lambda i: {tf}.cast(i, {tf}.int32))"
+        differences = (
+            "the shuffle order is tf.data's, not legacy's (each epoch holds the same indices)"
+            if shuffled
+            else "the same indices"
+        )
+        self.findings.append(
+            Converted(
+                self._line(original_node),
+                rules.Flag(
+                    CONVERTED,
+                    "note",
+                    f"range_input_producer(...).dequeue() converted to tf.data: {differences}",
+                    "to-tfdata",
+                ),
+            )
+        )
+        return cst.parse_expression(
+            f"{tf}.compat.v1.data.make_one_shot_iterator({chain}).get_next()"
+        )
 
     def leave_Module(self, original_node, updated_node):
         return updated_node.with_changes(body=self._block(original_node.body, updated_node.body))
