@@ -254,6 +254,9 @@ _GRAPH_MODE_USES = (
     "compat.v1.Session.",
     "compat.v1.InteractiveSession.",
     "compat.v1.placeholder.",
+)
+# The same, where the module imports TensorFlow (a parameter named `tf` is not it).
+_GRAPH_MODE_TF_USES = (
     "compat.v1.train.Supervisor.",
     "compat.v1.train.MonitoredTrainingSession.",
     # What --to-tfdata writes.
@@ -291,7 +294,8 @@ class _GraphMode(codemod.Codemod):
         # disable_eager_execution switches nothing off.
         names = _DottedNames()
         tree.visit(names)
-        if not any(use in name for name in names.used for use in _GRAPH_MODE_USES):
+        uses = _GRAPH_MODE_USES + (_GRAPH_MODE_TF_USES if _imports_tensorflow(tree) else ())
+        if not any(use in name for name in names.used for use in uses):
             return tree
         if any(name.rpartition(".")[2] in _DISABLE_CALLS for name in names.called):
             return tree
