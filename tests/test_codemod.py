@@ -904,3 +904,14 @@ def test_to_tfdata_leaves_other_pipelines_on_compat_input_with_the_reason(body, 
     kept = [f.flag.message for f in outcome.findings if f.flag.code == "CI015"]
     assert len(kept) == 1 and reason in kept[0], kept
     assert "compat_input.string_input_producer(" in outcome.code
+
+
+def test_to_tfdata_says_a_slice_input_producer_stays_on_compat_input():
+    outcome = codemod.migrate_source(
+        "import tensorflow as tf\nx, = tf.train.slice_input_producer([v])\nb = tf.train.batch([x], 2)\n",
+        "p.py",
+        to_tfdata=True,
+    )
+    kept = [f for f in outcome.findings if f.flag.code == "CI015"]
+    assert [f.line for f in kept] == [2] and "slice_input_producer" in kept[0].flag.message
+    assert "compat_input.slice_input_producer(" in outcome.code
