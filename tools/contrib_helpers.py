@@ -22,7 +22,11 @@ def _contrib_sequence_loss(
     `compat-input migrate` (tf.contrib is gone in TensorFlow 2): the weighted
     cross-entropy of `logits` [batch, time, classes] against `targets` [batch, time],
     averaged or summed over the axes the arguments name."""
-    import tensorflow.compat.v1 as tf
+    import tensorflow
+
+    # An attribute, not `import tensorflow.compat.v1`: that import makes a second module
+    # object for tf.compat.v1 where TensorFlow registered it under another name.
+    tf = tensorflow.compat.v1
 
     for tensor, rank, what in (
         (logits, 3, "logits"),
