@@ -77,7 +77,7 @@ class _ContribToHomes(cst.CSTTransformer):
 
     def _names(self, node) -> set:
         names = _imported_names(self.get_metadata(QualifiedNameProvider, node, set()))
-        return names | {n.replace("tensorflow.compat.v1.", "tensorflow.", 1) for n in names}
+        return rules.with_tf1_spellings(names)
 
     def leave_Attribute(self, original_node, updated_node):
         for name in self._names(original_node):
@@ -125,15 +125,28 @@ class _ContribToHomes(cst.CSTTransformer):
         return updated_node.with_changes(func=_path(root, path), args=args)
 
 
+def _root(command, node) -> tuple:
+    """The expression `node`'s dotted path starts from, and what it was imported as."""
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return node, _imported_names(command.get_metadata(QualifiedNameProvider, node, set()))
+
+
 def _tensorflow_root(command, node):
     """The name `node`'s dotted path starts from, where it is TensorFlow's alias, or None."""
-    root = node
-    while isinstance(root, cst.Attribute):
-        root = root.value
-    rooted = _imported_names(command.get_metadata(QualifiedNameProvider, root, set()))
-    if isinstance(root, cst.Name) and rooted == {"tensorflow"}:
-        return root
-    return None
+    root, rooted = _root(command, node)
+    return root if isinstance(root, cst.Name) and rooted == {"tensorflow"} else None
+
+
+def _after_imports(body) -> int:
+    """The index after a module's last top-level import statement (0 if it has none)."""
+    position = 0
+    for index, statement in enumerate(body):
+        if isinstance(statement, cst.SimpleStatementLine) and any(
+            isinstance(small, (cst.Import, cst.ImportFrom)) for small in statement.body
+        ):
+            position = index + 1
+    return position
 
 
 def _with_helpers(tree: cst.Module, helpers: dict) -> cst.Module:
@@ -141,12 +154,7 @@ def _with_helpers(tree: cst.Module, helpers: dict) -> cst.Module:
     if not helpers:
         return tree
     body = list(tree.body)
-    position = 0
-    for index, statement in enumerate(body):
-        if isinstance(statement, cst.SimpleStatementLine) and any(
-            isinstance(small, (cst.Import, cst.ImportFrom)) for small in statement.body
-        ):
-            position = index + 1
+    position = _after_imports(body)
     switch = cst.helpers.get_full_name_for_node
     while position < len(body) and isinstance(body[position], cst.SimpleStatementLine):
         small = body[position].body[0]
@@ -184,14 +192,10 @@ class _ServeFromCompatInput(codemod.VisitorBasedCodemodCommand):
                 AddImportsVisitor.add_needed_import(self.context, "compat_input")
                 return _compat(rules.RENAMES[name])
             path = rules.keep_v1(name)
-            if path:
-                root = original_node
-                while isinstance(root, cst.Attribute):
-                    root = root.value
-                rooted = _imported_names(self.get_metadata(QualifiedNameProvider, root, set()))
-                if isinstance(root, cst.Name) and rooted == {"tensorflow"}:
-                    # tf.summary.scalar -> tf.compat.v1.summary.scalar, same alias.
-                    return _path(root, path)
+            root = _tensorflow_root(self, original_node) if path else None
+            if root is not None:
+                # tf.summary.scalar -> tf.compat.v1.summary.scalar, same alias.
+                return _path(root, path)
         return updated_node
 
     def leave_Import(self, original_node, updated_node):
@@ -237,10 +241,7 @@ class _ServeFromCompatInput(codemod.VisitorBasedCodemodCommand):
 def _rooted_in_moved(command, node: cst.Attribute) -> bool:
     """Whether `node`'s root name is itself a moved module (`slim` of `from tensorflow.contrib
     import slim`), whose import pass 2 rewrites: `slim.conv2d` then stays as written."""
-    root = node
-    while isinstance(root, cst.Attribute):
-        root = root.value
-    rooted = _imported_names(command.get_metadata(QualifiedNameProvider, root, set()))
+    root, rooted = _root(command, node)
     return isinstance(root, cst.Name) and any(rules.moved(name) for name in rooted)
 
 
@@ -299,13 +300,11 @@ class _GraphMode(codemod.Codemod):
             return tree
         if any(name.rpartition(".")[2] in _DISABLE_CALLS for name in names.called):
             return tree
-        alias, last_import = None, -1
-        for index, statement in enumerate(tree.body):
+        alias, last_import = None, _after_imports(tree.body) - 1
+        for statement in tree.body:
             if not isinstance(statement, cst.SimpleStatementLine):
                 continue
             for small in statement.body:
-                if isinstance(small, (cst.Import, cst.ImportFrom)):
-                    last_import = index
                 if isinstance(small, cst.Import):
                     for name in small.names:
                         full = cst.helpers.get_full_name_for_node(name.name)
@@ -349,8 +348,7 @@ class _Flags(cst.CSTVisitor):
         return _imported_names(self.get_metadata(QualifiedNameProvider, node, set()))
 
     def _flag_for(self, names: set):
-        # Under `import tensorflow.compat.v1 as tf`, tf.contrib is tensorflow.compat.v1.contrib.
-        names = names | {n.replace("tensorflow.compat.v1.", "tensorflow.", 1) for n in names}
+        names = rules.with_tf1_spellings(names)
         for name in sorted(names):
             if name in rules.FLAGS:
                 return rules.FLAGS[name]
@@ -360,8 +358,7 @@ class _Flags(cst.CSTVisitor):
         return None
 
     def visit_Attribute(self, node) -> bool:
-        names = self._names(node)
-        names |= {n.replace("tensorflow.compat.v1.", "tensorflow.", 1) for n in names}
+        names = rules.with_tf1_spellings(self._names(node))
         if any(rules.moved(name) for name in names):
             self._report_moved(node)
             return False  # Rewritten by pass 0 to its package.
@@ -410,8 +407,7 @@ class _Flags(cst.CSTVisitor):
 
     def visit_Call(self, node) -> None:
         func = node.func
-        called = self._names(func)
-        called |= {n.replace("tensorflow.compat.v1.", "tensorflow.", 1) for n in called}
+        called = rules.with_tf1_spellings(self._names(func))
         if called & rules.CALL_REWRITES.keys() and not any(a.star for a in node.args):
             self._rewritten_calls.add(id(func))
         if (

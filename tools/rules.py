@@ -167,9 +167,20 @@ CALL_REWRITES = {
 }
 
 
+def as_tf1(name: str) -> str:
+    """`tensorflow.compat.v1.X` as `tensorflow.X`: under `import tensorflow.compat.v1 as
+    tf`, tf.contrib.X and tf.train.X qualify so, and the tables hold the TF1 spelling."""
+    return name.replace("tensorflow.compat.v1.", "tensorflow.", 1)
+
+
+def with_tf1_spellings(names: set) -> set:
+    """`names` and their `as_tf1` spellings."""
+    return names | {as_tf1(n) for n in names}
+
+
 def moved(name: str):
     """The qualified name `name` in the package its tf.contrib module became, or None."""
-    name = name.replace("tensorflow.compat.v1.", "tensorflow.", 1)
+    name = as_tf1(name)
     for old, new in MOVED_MODULES.items():
         if name == old or name.startswith(old + "."):
             return new + name[len(old) :]

@@ -49,7 +49,7 @@ def _qualified(command, node) -> str:
     """The served name (`batch`, `TextLineReader`) `node` names, or ""."""
     names = command.get_metadata(QualifiedNameProvider, node, set())
     for name in (q.name for q in names if q.source == QualifiedNameSource.IMPORT):
-        name = name.replace("tensorflow.compat.v1.", "tensorflow.", 1)
+        name = rules.as_tf1(name)
         if name in rules.RENAMES:
             return rules.RENAMES[name]
     return ""
@@ -99,6 +99,12 @@ def _names_in(nodes) -> set:
     return found
 
 
+def _repeat(made: dict) -> str:
+    """`.repeat(...)` for a producer's `num_epochs` (None: for ever)."""
+    epochs = made.get("num_epochs", "None")
+    return f".repeat({'' if epochs == 'None' else epochs})"
+
+
 class _NotThisPattern(Exception):
     pass
 
@@ -145,9 +151,6 @@ class ToTfData(cst.CSTTransformer):
         self.findings: list = []
         self._count = 0
 
-    def _line(self, node) -> int:
-        return self.get_metadata(PositionProvider, node).start.line
-
     def leave_Call(self, original_node, updated_node):
         # range_input_producer(limit, ...).dequeue(): one index a run (the PTB producer).
         func = original_node.func
@@ -173,24 +176,18 @@ class ToTfData(cst.CSTTransformer):
         shuffled = made.get("shuffle", "True") != "False"
         if shuffled:
             chain += f".shuffle({limit}, seed={made.get('seed', 'None')})"
-        epochs = made.get("num_epochs", "None")
-        chain += f".repeat({'' if epochs == 'None' else epochs})"
+        chain += _repeat(made)
         chain += f".map(lambda i: {tf}.cast(i, {tf}.int32))"
         differences = (
             "the shuffle order is tf.data's, not legacy's (each epoch holds the same indices)"
             if shuffled
             else "the same indices"
         )
-        self.findings.append(
-            Converted(
-                self._line(original_node),
-                rules.Flag(
-                    CONVERTED,
-                    "note",
-                    f"range_input_producer(...).dequeue() converted to tf.data: {differences}",
-                    "to-tfdata",
-                ),
-            )
+        self._report(
+            original_node,
+            CONVERTED,
+            "note",
+            f"range_input_producer(...).dequeue() converted to tf.data: {differences}",
         )
         return cst.parse_expression(
             f"{tf}.compat.v1.data.make_one_shot_iterator({chain}).get_next()"
@@ -203,47 +200,36 @@ class ToTfData(cst.CSTTransformer):
         return updated_node.with_changes(body=self._block(original_node.body, updated_node.body))
 
     def _block(self, original: list, updated: list) -> list:
-        body = list(updated)
-        index = 0
+        # `original` for the metadata (names, lines), `updated` for what inner blocks became.
+        body, index = [], 0
         while index < len(original):
             _, call = _call_of(original[index])
             served = _qualified(self, call.func) if call is not None else ""
             if served in _NOT_YET:
                 self._keep(original[index], _NOT_YET[served])
-            if served != _PRODUCER:
-                index += 1
-                continue
-            try:
-                replaced, end = self._convert(original, index)
-            except _NotThisPattern as why:
-                self._keep(original[index], str(why))
-                index += 1
-                continue
-            # Same positions in `body` as in `original`: earlier replacements keep lengths
-            # by swapping in lists that are spliced at the end.
-            body[index:end] = [replaced] + [None] * (end - index - 1)
-            index = end
-        flat = []
-        for item in body:
-            if item is None:
-                continue
-            flat.extend(item if isinstance(item, list) else [item])
-        return flat
+            if served == _PRODUCER:
+                try:
+                    replaced, index = self._convert(original, index)
+                    body.extend(replaced)
+                    continue
+                except _NotThisPattern as why:
+                    self._keep(original[index], str(why))
+            body.append(updated[index])
+            index += 1
+        return body
+
+    def _report(self, node, code: str, severity: str, message: str) -> None:
+        line = self.get_metadata(PositionProvider, node).start.line
+        self.findings.append(Converted(line, rules.Flag(code, severity, message, "to-tfdata")))
 
     def _keep(self, statement, why: str) -> None:
-        self.findings.append(
-            Converted(
-                self._line(statement),
-                rules.Flag(
-                    KEPT,
-                    "warning",
-                    f"this input pipeline stays on compat_input ({why}): --to-tfdata "
-                    "converts string_input_producer + one reader's read + per-example "
-                    "statements + batch / shuffle_batch in one block, and "
-                    "range_input_producer(...).dequeue()",
-                    "to-tfdata",
-                ),
-            )
+        self._report(
+            statement,
+            KEPT,
+            "warning",
+            f"this input pipeline stays on compat_input ({why}): --to-tfdata converts "
+            "string_input_producer + one reader's read + per-example statements + batch / "
+            "shuffle_batch in one block, and range_input_producer(...).dequeue()",
         )
 
     def _convert(self, block: list, start: int) -> tuple:
@@ -307,12 +293,10 @@ class ToTfData(cst.CSTTransformer):
         tensors = cst.parse_expression(args["tensors"])
         if not isinstance(tensors, (cst.List, cst.Tuple)):
             raise _NotThisPattern("the batcher's tensors are not a list")
-        later = _names_in(block[index + 1 :]) | _names_in(example) | _names_in([tensors])
-        if key != "_" and key in later:
+        after = _names_in(block[index + 1 :])
+        if key != "_" and key in after | _names_in(example) | _names_in([tensors]):
             raise _NotThisPattern(f"the reader's key {key} is used")
-        if queue in _names_in(block[index + 1 :]) or (
-            reader_name and reader_name in _names_in(block[index + 1 :])
-        ):
+        if queue in after or (reader_name and reader_name in after):
             raise _NotThisPattern("the queue or the reader is used again after the batcher")
         replaced = self._emit(
             root,
@@ -325,19 +309,13 @@ class ToTfData(cst.CSTTransformer):
             batcher,
             args,
             target,
-            call,
         )
-        self.findings.append(
-            Converted(
-                self._line(block[start]),
-                rules.Flag(
-                    CONVERTED,
-                    "note",
-                    f"string_input_producer + {reader_kind} + {batcher} converted to tf.data: "
-                    + self._differences(made, args, batcher),
-                    "to-tfdata",
-                ),
-            )
+        self._report(
+            block[start],
+            CONVERTED,
+            "note",
+            f"string_input_producer + {reader_kind} + {batcher} converted to tf.data: "
+            + self._differences(made, args, batcher),
         )
         return replaced, index + 1
 
@@ -364,12 +342,10 @@ class ToTfData(cst.CSTTransformer):
         batcher,
         args,
         target,
-        call,
     ):
         self._count += 1
         n = self._count
         files = made["string_tensor"]
-        epochs = made.get("num_epochs", "None")
         shuffle = made.get("shuffle", "True")
         seed = made.get("seed", "None")
         names = [_code(e.value) for e in tensors.elements]
@@ -391,7 +367,7 @@ class ToTfData(cst.CSTTransformer):
             lines.append(
                 f"{dataset} = {dataset}.shuffle({tf}.size({files}, out_type={tf}.int64), seed={seed})"
             )
-        lines.append(f"{dataset} = {dataset}.repeat({'' if epochs == 'None' else epochs})")
+        lines.append(f"{dataset} = {dataset}{_repeat(made)}")
         lines.append(f"{dataset} = {dataset}.flat_map(lambda f: {read})")
         lines.append(f"{dataset} = {dataset}.map(_example_{n})")
         if batcher == "shuffle_batch":

@@ -24,7 +24,6 @@ with the op named; a private one stays local, with a warning.
 
 import logging
 import os
-import socket
 import time
 import warnings
 from typing import Optional
@@ -76,22 +75,20 @@ def check_reachable(service: str, name: str) -> None:
     """Raises, naming the address and what to check, unless something accepts connections
     at `service` within DISPATCHER_WAIT_SECONDS. Unchecked, a trainer whose dispatcher is not there
     (a typo, a dispatcher not started) waited on its first read forever, silently."""
-    host, port = service.split("://", 1)[1].rsplit(":", 1)
     wait = DISPATCHER_WAIT_SECONDS
     deadline = time.monotonic() + wait
     while True:
-        try:
-            with socket.create_connection((host.strip("[]"), int(port)), timeout=2.0):
-                return
-        except OSError as error:
-            if time.monotonic() >= deadline:
-                raise ConnectionError(
-                    f"compat_input: input '{name}' reads through the tf.data service at "
-                    f"{service}, and no dispatcher answered there within {wait:.0f} s "
-                    f"({error.strerror or error}). Check that `compat-input serve` runs there "
-                    f"and that host and port are right; or read locally: unset {ENVIRONMENT} "
-                    "(or configure(service=''))."
-                ) from None
+        error = service_liveness.connect_error(service)
+        if error is None:
+            return
+        if time.monotonic() >= deadline:
+            raise ConnectionError(
+                f"compat_input: input '{name}' reads through the tf.data service at "
+                f"{service}, and no dispatcher answered there within {wait:.0f} s "
+                f"({error.strerror or error}). Check that `compat-input serve` runs there "
+                f"and that host and port are right; or read locally: unset {ENVIRONMENT} "
+                "(or configure(service=''))."
+            ) from None
         time.sleep(0.5)
 
 

@@ -40,9 +40,25 @@ def _exit() -> None:
     _exiting = True  # Watches still waiting in tf.data threads return.
 
 
-def status_url(service: str, path: str) -> str:
+def _address(service: str) -> tuple:
+    """(host as written, port) of `grpc://host:port`."""
     host, port = service.split("://", 1)[1].rsplit(":", 1)
-    return f"http://{host}:{int(port) + STATUS_PORT_OFFSET}/{path}"
+    return host, int(port)
+
+
+def status_url(service: str, path: str) -> str:
+    host, port = _address(service)
+    return f"http://{host}:{port + STATUS_PORT_OFFSET}/{path}"
+
+
+def connect_error(service: str) -> Optional[OSError]:
+    """Why nothing accepts connections at the dispatcher's address, or None if something does."""
+    host, port = _address(service)
+    try:
+        with socket.create_connection((host.strip("[]"), port), timeout=2.0):
+            return None
+    except OSError as error:
+        return error
 
 
 class Liveness:
@@ -146,22 +162,14 @@ class _Watch:
         except (OSError, ValueError, KeyError):
             return None
 
-    def _dispatcher_answers(self) -> bool:
-        host, port = self.service.split("://", 1)[1].rsplit(":", 1)
-        try:
-            with socket.create_connection((host.strip("[]"), int(port)), timeout=2.0):
-                return True
-        except OSError:
-            return False
-
     def _loop(self) -> None:
         stuck_since = None
         while not _exiting:
             time.sleep(_WATCH_EVERY)
             workers = self._workers()
-            if workers is None and not self.answered and self._dispatcher_answers():
+            dispatcher_gone = workers is None and connect_error(self.service) is not None
+            if workers is None and not dispatcher_gone and not self.answered:
                 continue  # A dispatcher not started by `compat-input serve`: nothing to tell.
-            dispatcher_gone = workers is None and not self._dispatcher_answers()
             now = time.monotonic()
             stuck_since = (stuck_since or now) if workers == 0 or dispatcher_gone else None
             bound = options.service_timeout
