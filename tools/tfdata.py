@@ -9,16 +9,32 @@ A pipeline is recognized in one block of statements (a module or a function body
     a, b = tf.train.batch([x, y], batch_size=B, allow_smaller_final_batch=...)
                                                     # or shuffle_batch(..., capacity, min_after_dequeue)
 
-and becomes a function of the example (the statements, moved whole), a tf.data chain
-(file names, shuffled each epoch where legacy shuffled them, repeated `num_epochs` times,
-read, mapped, shuffled and batched) and a one-shot iterator's `get_next()` in place of the
-batch. Queue runners and coordinators around it start nothing afterwards: harmless. What
-tf.data cannot keep is said in a comment above the chain and in the report (CI014): the
-shuffle order (a shuffle buffer, not a RandomShuffleQueue), several reader threads. A
-pipeline that differs from the pattern stays on compat_input, reported with the reason
-(CI015). The code is parsed, never executed.
+The reader and its read may also sit in a function of the module that takes the queue
+(`image, label = read_and_decode(q)`, TensorFlow's reading-data tutorial), and several
+such reads may feed `batch_join` / `shuffle_batch_join`
+(`[read(q) for _ in range(n)]`). Preloaded data is the other source:
+
+    image, label = tf.train.slice_input_producer([images, labels], num_epochs=E, shuffle=S)
+    ...statements...
+    a, b = tf.train.batch([image, label], batch_size=B)
+
+Each becomes a function of the example (the statements that depend on the record, moved
+whole; the others stay where they were), a tf.data chain (file names or slice indices,
+shuffled each epoch where legacy shuffled them, repeated `num_epochs` times, read, mapped,
+shuffled and batched) and an iterator's `get_next()` in place of the batch. File pipelines
+get a one-shot iterator. Sliced tensors are often variables the program fills after its
+initializers (a one-shot iterator cannot capture those), so a slice pipeline gets an
+initializable iterator whose initializer joins the graph collection
+`to_tfdata_initializers`, and the program runs that collection where it started its queue
+runners, after its own initializers, as legacy's reading started there. Queue runners and
+coordinators around them start nothing afterwards: harmless. What tf.data cannot keep is
+said in a comment above the chain and in the report (CI014): the shuffle order (a shuffle
+buffer, not a RandomShuffleQueue), several reader threads. A pipeline that differs from the
+pattern stays on compat_input, reported with the reason (CI015). The code is parsed, never
+executed.
 """
 
+import collections
 import dataclasses
 
 import libcst as cst
@@ -28,15 +44,13 @@ from libcst.metadata import QualifiedNameSource
 
 from . import rules
 
-_PRODUCER = "string_input_producer"
 # Producers --to-tfdata leaves on compat_input for now, and why.
-_NOT_YET = {
-    "slice_input_producer": "slice_input_producer is not converted yet: a one-shot iterator "
-    "cannot capture the variables preloaded programs slice",
-    "input_producer": "input_producer is not converted yet",
-}
+_NOT_YET = {"input_producer": "input_producer is not converted yet"}
 _READERS = {"TextLineReader": "TextLineDataset", "TFRecordReader": "TFRecordDataset"}
-_BATCHERS = ("batch", "shuffle_batch")
+_BATCHERS = ("batch", "shuffle_batch", "batch_join", "shuffle_batch_join")
+_JOINS = ("batch_join", "shuffle_batch_join")
+# Where a program that sliced preloaded tensors runs its iterators' initializers.
+INITIALIZERS = "to_tfdata_initializers"
 
 
 @dataclasses.dataclass
@@ -67,12 +81,17 @@ def _code(node) -> str:
 
 def _call_of(statement):
     """(targets, call) of `targets = call(...)`, or (None, None)."""
+    target, value = _assigned(statement)
+    return (target, value) if isinstance(value, cst.Call) else (None, None)
+
+
+def _assigned(statement):
+    """(target, value) of `target = value`, or (None, None)."""
     if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
         return None, None
     small = statement.body[0]
     if isinstance(small, cst.Assign) and len(small.targets) == 1:
-        if isinstance(small.value, cst.Call):
-            return small.targets[0].target, small.value
+        return small.targets[0].target, small.value
     return None, None
 
 
@@ -99,10 +118,36 @@ def _names_in(nodes) -> set:
     return found
 
 
+def _bound(statement) -> set:
+    """The names an assignment statement binds (not the ones it mutates: `a[0] = ...`)."""
+    bound = set()
+
+    def targets(node):
+        if isinstance(node, cst.Name):
+            bound.add(node.value)
+        elif isinstance(node, (cst.Tuple, cst.List)):
+            for element in node.elements:
+                targets(element.value)
+        elif isinstance(node, cst.StarredElement):
+            targets(node.value)
+
+    for small in getattr(statement, "body", ()):
+        if isinstance(small, cst.Assign):
+            for target in small.targets:
+                targets(target.target)
+        elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
+            targets(small.target)
+    return bound
+
+
 def _repeat(made: dict) -> str:
     """`.repeat(...)` for a producer's `num_epochs` (None: for ever)."""
     epochs = made.get("num_epochs", "None")
     return f".repeat({'' if epochs == 'None' else epochs})"
+
+
+def _statement(code: str):
+    return cst.parse_statement(code)
 
 
 class _NotThisPattern(Exception):
@@ -111,6 +156,7 @@ class _NotThisPattern(Exception):
 
 _RANGE_ARGS = ("limit", "num_epochs", "shuffle", "seed", "capacity", "shared_name", "name")
 _PRODUCER_ARGS = ("string_tensor", "num_epochs", "shuffle", "seed", "capacity", "shared_name")
+_SLICE_ARGS = ("tensor_list", "num_epochs", "shuffle", "seed", "capacity", "shared_name")
 _BATCH_ARGS = (
     "tensors",
     "batch_size",
@@ -136,9 +182,34 @@ _SHUFFLE_ARGS = (
     "shared_name",
     "name",
 )
+_JOIN_ARGS = {
+    "batch_join": ("tensors_list", *_BATCH_ARGS[1:2], *_BATCH_ARGS[3:]),
+    "shuffle_batch_join": ("tensors_list", *_SHUFFLE_ARGS[1:4], *_SHUFFLE_ARGS[5:]),
+}
 
 CONVERTED = "CI014"
 KEPT = "CI015"
+
+
+@dataclasses.dataclass
+class _Pipeline:
+    """One recognized pipeline, as the pieces the tf.data code is written from."""
+
+    root: str  # the module's name for TensorFlow
+    source: str  # string_input_producer or slice_input_producer
+    made: dict  # the producer's arguments
+    params: str = ""  # the example function's parameters
+    reader: str = ""  # TextLineReader / TFRecordReader (files)
+    reader_args: dict = dataclasses.field(default_factory=dict)
+    readers: str = ""  # several readers (a join): how many, as code
+    example: list = dataclasses.field(default_factory=list)  # moved into the function
+    kept: list = dataclasses.field(default_factory=list)  # independent: stay in place
+    returned: str = ""
+    batcher: str = ""
+    args: dict = dataclasses.field(default_factory=dict)
+    target: cst.BaseExpression = None
+    reads_in: str = ""  # the function of the module that read, if one did
+    batch_comments: tuple = ()  # the batcher's own comments, kept above its batch
 
 
 class ToTfData(cst.CSTTransformer):
@@ -150,6 +221,31 @@ class ToTfData(cst.CSTTransformer):
         super().__init__()
         self.findings: list = []
         self._count = 0
+        self._functions: dict = {}
+        self._starts = False
+        self._sliced = False
+        self._uses: collections.Counter = collections.Counter()
+        self._inlined: collections.Counter = collections.Counter()
+
+    def visit_Module(self, node):
+        # The module's functions (a read in a function of the queue) and whether it starts
+        # queue runners itself (where a slice pipeline's iterator gets initialized).
+        self._functions = {s.name.value: s for s in node.body if isinstance(s, cst.FunctionDef)}
+        served, uses = [], self._uses
+
+        class Calls(cst.CSTVisitor):
+            def visit_Call(inner, call):
+                served.append(_qualified(self, call.func))
+
+            def visit_Name(inner, name):
+                uses[name.value] += 1
+
+        node.visit(Calls())
+        self._starts = "start_queue_runners" in served
+        # Where the runners start, the slice pipelines' iterators get initialized. A run of
+        # the collection is harmless where none was converted after all.
+        self._sliced = "slice_input_producer" in served
+        return True
 
     def leave_Call(self, original_node, updated_node):
         # range_input_producer(limit, ...).dequeue(): one index a run (the PTB producer).
@@ -194,7 +290,12 @@ class ToTfData(cst.CSTTransformer):
         )
 
     def leave_Module(self, original_node, updated_node):
-        return updated_node.with_changes(body=self._block(original_node.body, updated_node.body))
+        body = self._block(original_node.body, updated_node.body)
+        # A function that only read for the converted pipelines goes with its reader (its
+        # name counted once where it is defined).
+        gone = {name for name, count in self._inlined.items() if self._uses[name] == count + 1}
+        body = [s for s in body if not (isinstance(s, cst.FunctionDef) and s.name.value in gone)]
+        return updated_node.with_changes(body=body)
 
     def leave_IndentedBlock(self, original_node, updated_node):
         return updated_node.with_changes(body=self._block(original_node.body, updated_node.body))
@@ -207,16 +308,41 @@ class ToTfData(cst.CSTTransformer):
             served = _qualified(self, call.func) if call is not None else ""
             if served in _NOT_YET:
                 self._keep(original[index], _NOT_YET[served])
-            if served == _PRODUCER:
+            if served in ("string_input_producer", "slice_input_producer"):
                 try:
-                    replaced, index = self._convert(original, index)
+                    replaced, index = self._convert(original, index, served)
                     body.extend(replaced)
                     continue
                 except _NotThisPattern as why:
                     self._keep(original[index], str(why))
+            if self._sliced and self._starts_runners(original[index]):
+                body.extend(self._initialize(original[index]))
             body.append(updated[index])
             index += 1
         return body
+
+    def _starts_runners(self, statement) -> cst.Call | None:
+        found = []
+
+        class Starts(cst.CSTVisitor):
+            def visit_Call(inner, call):
+                if _qualified(self, call.func) == "start_queue_runners":
+                    found.append(call)
+
+        if isinstance(statement, cst.SimpleStatementLine):
+            statement.visit(Starts())
+        return found[0] if found else None
+
+    def _initialize(self, statement) -> list:
+        """`sess.run(<the slice pipelines' initializers>)`, for before the runners start."""
+        start = self._starts_runners(statement)
+        try:
+            args = _arguments(start, ("sess", "coord", "daemon", "start", "collection"))
+        except _NotThisPattern:
+            return []
+        tf = _tf_root(start.func)
+        session = args.get("sess", f"{tf}.compat.v1.get_default_session()")
+        return [_statement(f"{session}.run({tf}.compat.v1.get_collection({INITIALIZERS!r}))")]
 
     def _report(self, node, code: str, severity: str, message: str) -> None:
         line = self.get_metadata(PositionProvider, node).start.line
@@ -228,167 +354,364 @@ class ToTfData(cst.CSTTransformer):
             KEPT,
             "warning",
             f"this input pipeline stays on compat_input ({why}): --to-tfdata converts "
-            "string_input_producer + one reader's read + per-example statements + batch / "
-            "shuffle_batch in one block, and range_input_producer(...).dequeue()",
+            "string_input_producer + one reader's read (or a function of the queue that "
+            "reads) + per-example statements + batch / shuffle_batch (_join) in one block, "
+            "slice_input_producer + batch / shuffle_batch, and range_input_producer(...).dequeue()",
         )
 
-    def _convert(self, block: list, start: int) -> tuple:
-        queue_target, producer = _call_of(block[start])
-        if not isinstance(queue_target, cst.Name):
-            raise _NotThisPattern("its filename queue is not assigned to a name")
-        queue = queue_target.value
-        root = _tf_root(producer.func)
-        made = _arguments(producer, _PRODUCER_ARGS)
+    def _convert(self, block: list, start: int, source: str) -> tuple:
+        target, producer = _call_of(block[start])
+        made = _arguments(
+            producer, _SLICE_ARGS if source != "string_input_producer" else _PRODUCER_ARGS
+        )
         if "shared_name" in made:
             raise _NotThisPattern("shared_name: share it through the tf.data service instead")
-        index = start + 1
-        reader_kind, reader_args, reader_name = None, {}, None
-        target, call = _call_of(block[index]) if index < len(block) else (None, None)
-        if call is not None and _qualified(self, call.func) in _READERS:
-            if not isinstance(target, cst.Name):
-                raise _NotThisPattern("its reader is not assigned to a name")
-            reader_kind = _qualified(self, call.func)
-            reader_args = _arguments(call, ("skip_header_lines", "name"))
-            reader_name = target.value
-            index += 1
-        read_target, read = _call_of(block[index]) if index < len(block) else (None, None)
-        if read is None or not (
-            isinstance(read.func, cst.Attribute) and read.func.attr.value == "read"
-        ):
-            raise _NotThisPattern("no reader's read(queue) follows the producer")
-        owner = read.func.value
-        if reader_name is None:
-            if not isinstance(owner, cst.Call) or _qualified(self, owner.func) not in _READERS:
-                raise _NotThisPattern("its reader is not a TextLineReader or TFRecordReader")
-            reader_kind = _qualified(self, owner.func)
-            reader_args = _arguments(owner, ("skip_header_lines", "name"))
-        elif not (isinstance(owner, cst.Name) and owner.value == reader_name):
-            raise _NotThisPattern("the read is not the reader's")
-        if "options" in reader_args or (
-            reader_kind == "TFRecordReader" and reader_args.keys() - {"name"}
-        ):
-            raise _NotThisPattern("the reader has options")
-        if len(read.args) != 1 or _code(read.args[0].value) != queue:
-            raise _NotThisPattern("the read is not of the producer's queue")
-        if not (isinstance(read_target, cst.Tuple) and len(read_target.elements) == 2):
-            raise _NotThisPattern("the read is not unpacked as key, value")
-        key, value = (_code(e.value) for e in read_target.elements)
-        index += 1
-        example = []
+        pipeline = _Pipeline(_tf_root(producer.func), source, made)
+        if source == "slice_input_producer":
+            self._slices(pipeline, target)
+            index, dependent = start + 1, _names_in([target])
+        else:
+            index, dependent = self._read(pipeline, block, start, target)
         while index < len(block):
             target, call = _call_of(block[index])
             if call is not None and _qualified(self, call.func) in _BATCHERS:
                 break
             if not isinstance(block[index], cst.SimpleStatementLine):
                 raise _NotThisPattern("a compound statement before the batcher")
-            example.append(block[index])
+            if _names_in([block[index]]) & dependent:
+                if pipeline.readers:
+                    raise _NotThisPattern("the readers' list is used before the _join")
+                pipeline.example.append(block[index])
+                dependent |= _bound(block[index])
+            else:
+                pipeline.kept.append(block[index])
             index += 1
         else:
             raise _NotThisPattern("no batch or shuffle_batch follows in the same block")
-        batcher = _qualified(self, call.func)
-        args = _arguments(call, _SHUFFLE_ARGS if batcher == "shuffle_batch" else _BATCH_ARGS)
-        for unsupported in ("enqueue_many", "shapes", "dynamic_pad", "shared_name"):
-            if args.get(unsupported, "False") not in ("False", "None"):
-                raise _NotThisPattern(f"the batcher's {unsupported}")
-        tensors = cst.parse_expression(args["tensors"])
-        if not isinstance(tensors, (cst.List, cst.Tuple)):
-            raise _NotThisPattern("the batcher's tensors are not a list")
-        after = _names_in(block[index + 1 :])
-        if key != "_" and key in after | _names_in(example) | _names_in([tensors]):
-            raise _NotThisPattern(f"the reader's key {key} is used")
-        if queue in after or (reader_name and reader_name in after):
-            raise _NotThisPattern("the queue or the reader is used again after the batcher")
-        replaced = self._emit(
-            root,
-            made,
-            reader_kind,
-            reader_args,
-            value,
-            example,
-            tensors,
-            batcher,
-            args,
-            target,
-        )
+        self._batcher(pipeline, call, target, block[index + 1 :], dependent)
+        pipeline.batch_comments = block[index].leading_lines
+        if pipeline.reads_in:
+            self._inlined[pipeline.reads_in] += 1
         self._report(
             block[start],
             CONVERTED,
             "note",
-            f"string_input_producer + {reader_kind} + {batcher} converted to tf.data: "
-            + self._differences(made, args, batcher),
+            f"{source} + {pipeline.reader + ' + ' if pipeline.reader else ''}"
+            f"{pipeline.batcher} converted to tf.data: {self._differences(pipeline)}",
         )
-        return replaced, index + 1
+        return self._emit(pipeline, block[start].leading_lines), index + 1
+
+    def _slices(self, pipeline: _Pipeline, target) -> None:
+        if not self._starts:
+            raise _NotThisPattern(
+                "the program starts no queue runners itself (a Supervisor or a "
+                "MonitoredSession does), so nothing would initialize its iterator"
+            )
+        if isinstance(target, cst.Name):
+            pipeline.params = f"*{target.value}"
+        elif isinstance(target, (cst.Tuple, cst.List)) and all(
+            isinstance(e.value, cst.Name) for e in target.elements
+        ):
+            pipeline.params = ", ".join(e.value.value for e in target.elements)
+        else:
+            raise _NotThisPattern("its tensors are not assigned to names")
+
+    def _read(self, pipeline: _Pipeline, block: list, start: int, queue_target) -> tuple:
+        """The reader and its read after a string_input_producer: (next index, dependent)."""
+        if not isinstance(queue_target, cst.Name):
+            raise _NotThisPattern("its filename queue is not assigned to a name")
+        queue = queue_target.value
+        index = start + 1
+        read_target, read_value = _assigned(block[index]) if index < len(block) else (None, None)
+        helper = self._helper_read(read_value, queue, pipeline)
+        if helper is not None:
+            # `x, y = read_and_decode(q)`, or `[read_and_decode(q) for _ in range(n)]`.
+            value, body, returned = helper
+            pipeline.params = value
+            pipeline.example.extend(body)
+            if not pipeline.readers:
+                if not isinstance(read_target, (cst.Name, cst.Tuple, cst.List)):
+                    raise _NotThisPattern("the read's result is not assigned to names")
+                if _code(read_target) != returned:  # `image, label = read(q)` returns those
+                    pipeline.example.append(_statement(f"{_code(read_target)} = {returned}"))
+            else:
+                pipeline.returned = returned
+                if not isinstance(read_target, cst.Name):
+                    raise _NotThisPattern("the readers' list is not assigned to a name")
+            self._unused(queue, block[index + 1 :])
+            return index + 1, _names_in([read_target])
+        reader_name = None
+        target, call = _call_of(block[index]) if index < len(block) else (None, None)
+        if call is not None and _qualified(self, call.func) in _READERS:
+            if not isinstance(target, cst.Name):
+                raise _NotThisPattern("its reader is not assigned to a name")
+            self._reader(pipeline, call)
+            reader_name = target.value
+            index += 1
+        read_target, read = _call_of(block[index]) if index < len(block) else (None, None)
+        value = self._reader_read(
+            pipeline, read_target, read, queue, reader_name, block[index + 1 :]
+        )
+        if value is None:
+            raise _NotThisPattern("no reader's read(queue) follows the producer")
+        pipeline.params = value
+        self._unused(queue, block[index + 1 :])
+        if reader_name:
+            self._unused(reader_name, block[index + 1 :])
+        return index + 1, {value}
+
+    def _unused(self, name: str, rest: list) -> None:
+        if name in _names_in(rest):
+            raise _NotThisPattern(f"{name} is used again after the read")
+
+    def _reader(self, pipeline: _Pipeline, call: cst.Call) -> None:
+        pipeline.reader = _qualified(self, call.func)
+        pipeline.reader_args = _arguments(call, ("skip_header_lines", "name"))
+        if "options" in pipeline.reader_args or (
+            pipeline.reader == "TFRecordReader" and pipeline.reader_args.keys() - {"name"}
+        ):
+            raise _NotThisPattern("the reader has options")
+
+    def _reader_read(self, pipeline, read_target, read, queue, reader_name, after) -> str | None:
+        """The record's name in `_, value = reader.read(queue)`, or None if it is no read;
+        `after`: the statements that follow, which must not use the key."""
+        if read is None or not (
+            isinstance(read.func, cst.Attribute) and read.func.attr.value == "read"
+        ):
+            return None
+        owner = read.func.value
+        if reader_name is None:
+            if not isinstance(owner, cst.Call) or _qualified(self, owner.func) not in _READERS:
+                raise _NotThisPattern("its reader is not a TextLineReader or TFRecordReader")
+            self._reader(pipeline, owner)
+        elif not (isinstance(owner, cst.Name) and owner.value == reader_name):
+            raise _NotThisPattern("the read is not the reader's")
+        if len(read.args) != 1 or _code(read.args[0].value) != queue:
+            raise _NotThisPattern("the read is not of the producer's queue")
+        if not (isinstance(read_target, cst.Tuple) and len(read_target.elements) == 2):
+            raise _NotThisPattern("the read is not unpacked as key, value")
+        key, value = (_code(e.value) for e in read_target.elements)
+        if key != "_" and key in _names_in(after):
+            raise _NotThisPattern(f"the reader's key {key} is used")
+        return value
+
+    def _helper_read(self, value, queue: str, pipeline: _Pipeline):
+        """(record name, statements, returned code) when `value` calls a function of the
+        module that reads the queue (`read(q)`, or `[read(q) for _ in range(n)]`), else
+        None."""
+        call = value
+        if isinstance(value, cst.ListComp):
+            call = value.elt
+            loop = value.for_in
+            if not (
+                isinstance(call, cst.Call)
+                and loop.inner_for_in is None
+                and not loop.ifs
+                and isinstance(loop.iter, cst.Call)
+                and _code(loop.iter.func) == "range"
+                and len(loop.iter.args) == 1
+                and isinstance(loop.target, cst.Name)
+                and loop.target.value not in _names_in([call])
+            ):
+                return None
+        if not (
+            isinstance(call, cst.Call)
+            and isinstance(call.func, cst.Name)
+            and call.func.value in self._functions
+            and len(call.args) == 1
+            and _code(call.args[0].value) == queue
+        ):
+            return None
+        function = self._functions[call.func.value]
+        params = function.params
+        if (
+            len(params.params) != 1
+            or isinstance(params.star_arg, cst.Param)
+            or params.kwonly_params
+            or params.star_kwarg
+        ):
+            raise _NotThisPattern(f"{call.func.value} takes more than the queue")
+        param = params.params[0].name.value
+        body = list(function.body.body)
+        if body and _docstring(body[0]):
+            body = body[1:]
+        reader_name = None
+        target, made = _call_of(body[0]) if body else (None, None)
+        if made is not None and _qualified(self, made.func) in _READERS:
+            if not isinstance(target, cst.Name):
+                raise _NotThisPattern("its reader is not assigned to a name")
+            self._reader(pipeline, made)
+            reader_name = target.value
+            body = body[1:]
+        read_target, read = _call_of(body[0]) if body else (None, None)
+        record = self._reader_read(pipeline, read_target, read, param, reader_name, body[1:])
+        if record is None:
+            raise _NotThisPattern(f"{call.func.value} does not start with a reader's read")
+        *rest, last = body[1:] or [None]
+        if not (
+            isinstance(last, cst.SimpleStatementLine)
+            and isinstance(last.body[0], cst.Return)
+            and last.body[0].value is not None
+        ):
+            raise _NotThisPattern(f"{call.func.value} does not end with a return")
+        if any(not isinstance(s, cst.SimpleStatementLine) for s in rest):
+            raise _NotThisPattern(f"a compound statement in {call.func.value}")
+        if {param, reader_name} & _names_in(rest + [last]):
+            raise _NotThisPattern(f"{call.func.value} uses its queue or reader again")
+        if isinstance(value, cst.ListComp):
+            pipeline.readers = _code(value.for_in.iter.args[0].value)
+        pipeline.reads_in = call.func.value
+        return record, rest, _code(last.body[0].value)
+
+    def _batcher(self, pipeline, call: cst.Call, target, after: list, dependent: set) -> None:
+        batcher = _qualified(self, call.func)
+        pipeline.batcher, pipeline.target = batcher, target
+        if batcher in _JOINS:
+            args = _arguments(call, _JOIN_ARGS[batcher])
+            if not pipeline.readers or args["tensors_list"] not in dependent:
+                raise _NotThisPattern(f"{batcher} of other than a function's reads")
+        elif pipeline.readers:
+            raise _NotThisPattern("a list of reads batched by other than a _join")
+        else:
+            args = _arguments(call, _SHUFFLE_ARGS if batcher == "shuffle_batch" else _BATCH_ARGS)
+            tensors = cst.parse_expression(args["tensors"])
+            if not isinstance(tensors, (cst.List, cst.Tuple)):
+                raise _NotThisPattern("the batcher's tensors are not a list")
+            names = [_code(e.value) for e in tensors.elements]
+            pipeline.returned = names[0] if len(names) == 1 else "(" + ", ".join(names) + ",)"
+        pipeline.args = args
+        for unsupported in ("enqueue_many", "shapes", "dynamic_pad", "shared_name"):
+            if args.get(unsupported, "False") not in ("False", "None"):
+                raise _NotThisPattern(f"the batcher's {unsupported}")
+        # The batch may take the example's names (`image, label = batch([image, label])`).
+        per_example = dependent - _bound(
+            cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(target)], call)])
+        )
+        used = per_example & _names_in(after)
+        if used:
+            raise _NotThisPattern(
+                f"{', '.join(sorted(used))}, computed per example, is used after the batcher"
+            )
 
     @staticmethod
-    def _differences(made: dict, args: dict, batcher: str) -> str:
+    def _differences(pipeline: _Pipeline) -> str:
         said = []
-        if made.get("shuffle", "True") != "False" or batcher == "shuffle_batch":
+        if pipeline.made.get("shuffle", "True") != "False" or pipeline.batcher.startswith(
+            "shuffle"
+        ):
             said.append(
                 "the shuffle order is tf.data's, not legacy's (each epoch holds the same examples)"
             )
-        if args.get("num_threads", "1") not in ("1",):
+        if pipeline.readers:
+            said.append(
+                f"{pipeline.readers} files read at once, interleaved by tf.data (legacy's "
+                "readers took turns on threads)"
+            )
+        if pipeline.args.get("num_threads", "1") not in ("1",):
             said.append("one reading thread, in order (legacy's several threads interleaved)")
+        if pipeline.source == "slice_input_producer":
+            said.append(
+                f"its iterator is initialized where the program starts its queue runners "
+                f"(the graph collection {INITIALIZERS!r})"
+            )
         return "; ".join(said) or "the same batches"
 
-    def _emit(
-        self,
-        tf,
-        made,
-        reader_kind,
-        reader_args,
-        value,
-        example,
-        tensors,
-        batcher,
-        args,
-        target,
-    ):
+    def _emit(self, p: _Pipeline, leading: list) -> list:
         self._count += 1
-        n = self._count
-        files = made["string_tensor"]
-        shuffle = made.get("shuffle", "True")
-        seed = made.get("seed", "None")
-        names = [_code(e.value) for e in tensors.elements]
-        returned = names[0] if len(names) == 1 else "(" + ", ".join(names) + ",)"
+        n, tf = self._count, p.root
         dataset = f"_dataset_{n}"
-        skip = reader_args.get("skip_header_lines")
-        read = f"{tf}.data.{_READERS[reader_kind]}(f)" + (
-            f".skip({skip})" if skip not in (None, "None", "0") else ""
-        )
         lines = [
-            f"def _example_{n}({value}):",
-            *("    " + cst.Module(body=[s]).code.rstrip("\n") for s in example),
-            f"    return {returned}",
+            f"def _example_{n}({p.params}):",
+            *(
+                "    " + line if line.strip() else ""
+                for s in p.example
+                for line in cst.Module(body=[s]).code.rstrip("\n").splitlines()
+            ),
+            f"    return {p.returned}",
             "",
             "",
-            f"{dataset} = {tf}.data.Dataset.from_tensor_slices({files})",
         ]
-        if shuffle != "False":
-            lines.append(
-                f"{dataset} = {dataset}.shuffle({tf}.size({files}, out_type={tf}.int64), seed={seed})"
+        shuffled = p.made.get("shuffle", "True") != "False"
+        seed = p.made.get("seed", "None")
+        if p.source == "slice_input_producer":
+            # Indices, as legacy shuffles: the preloaded tensors are never copied.
+            slices = f"_slices_{n}"
+            count = f"{tf}.shape({slices}[0], out_type={tf}.int64)[0]"
+            lines += [
+                f"{slices} = [{tf}.convert_to_tensor(t) for t in {p.made['tensor_list']}]",
+                f"{dataset} = {tf}.data.Dataset.range({count})",
+            ]
+            if shuffled:
+                lines.append(f"{dataset} = {dataset}.shuffle({count}, seed={seed})")
+            lines += [
+                f"{dataset} = {dataset}{_repeat(p.made)}",
+                f"{dataset} = {dataset}.map(lambda i: _example_{n}("
+                f"*[{tf}.gather(t, i) for t in {slices}]))",
+            ]
+        else:
+            files = p.made["string_tensor"]
+            skip = p.reader_args.get("skip_header_lines")
+            read = f"{tf}.data.{_READERS[p.reader]}(f)" + (
+                f".skip({skip})" if skip not in (None, "None", "0") else ""
             )
-        lines.append(f"{dataset} = {dataset}{_repeat(made)}")
-        lines.append(f"{dataset} = {dataset}.flat_map(lambda f: {read})")
-        lines.append(f"{dataset} = {dataset}.map(_example_{n})")
-        if batcher == "shuffle_batch":
+            lines.append(f"{dataset} = {tf}.data.Dataset.from_tensor_slices({files})")
+            if shuffled:
+                lines.append(
+                    f"{dataset} = {dataset}.shuffle({tf}.size({files}, out_type={tf}.int64), "
+                    f"seed={seed})"
+                )
+            lines.append(f"{dataset} = {dataset}{_repeat(p.made)}")
+            if p.readers:
+                lines.append(
+                    f"{dataset} = {dataset}.interleave(lambda f: {read}, cycle_length={p.readers})"
+                )
+            else:
+                lines.append(f"{dataset} = {dataset}.flat_map(lambda f: {read})")
+            lines.append(f"{dataset} = {dataset}.map(_example_{n})")
+        if p.batcher.startswith("shuffle"):
             lines.append(
-                f"{dataset} = {dataset}.shuffle({args['capacity']}, seed={args.get('seed', 'None')})"
+                f"{dataset} = {dataset}.shuffle({p.args['capacity']}, "
+                f"seed={p.args.get('seed', 'None')})"
             )
-        smaller = args.get("allow_smaller_final_batch", "False")
+        smaller = p.args.get("allow_smaller_final_batch", "False")
         drop = {"True": "False", "False": "True"}.get(smaller, f"not ({smaller})")
-        lines.append(f"{dataset} = {dataset}.batch({args['batch_size']}, drop_remainder={drop})")
-        lines.append(
-            f"{_code(target)} = {tf}.compat.v1.data.make_one_shot_iterator({dataset}).get_next()"
-        )
+        lines.append(f"{dataset} = {dataset}.batch({p.args['batch_size']}, drop_remainder={drop})")
+        target = _code(p.target)
+        if p.source == "slice_input_producer":
+            iterator = f"_iterator_{n}"
+            lines += [
+                f"{iterator} = {tf}.compat.v1.data.make_initializable_iterator({dataset})",
+                f"{tf}.compat.v1.add_to_collection({INITIALIZERS!r}, {iterator}.initializer)",
+                f"{target} = {iterator}.get_next()",
+            ]
+        else:
+            lines.append(
+                f"{target} = {tf}.compat.v1.data.make_one_shot_iterator({dataset}).get_next()"
+            )
         module = cst.parse_module("\n".join(lines) + "\n")
         comment = cst.EmptyLine(
             comment=cst.Comment(
-                f"# compat-input migrate --to-tfdata: the {batcher} input as tf.data "
+                f"# compat-input migrate --to-tfdata: the {p.batcher} input as tf.data "
                 "(migration_guide.md#to-tfdata)"
             )
         )
-        first = module.body[0].with_changes(leading_lines=[comment])
-        return [first, *module.body[1:]]
+        body = [
+            # Blank lines indented inside a block would end in spaces.
+            s.with_changes(leading_lines=[e.with_changes(indent=False) for e in s.leading_lines])
+            for s in module.body
+        ]
+        # The producer's and the batcher's own comments stay above what they became.
+        body[0] = body[0].with_changes(leading_lines=[*leading, comment])
+        body[-1] = body[-1].with_changes(leading_lines=p.batch_comments)
+        return [*p.kept, *body]
+
+
+def _docstring(statement) -> bool:
+    return (
+        isinstance(statement, cst.SimpleStatementLine)
+        and isinstance(statement.body[0], cst.Expr)
+        and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )
 
 
 def convert(module: cst.Module) -> tuple:

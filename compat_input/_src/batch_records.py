@@ -7,7 +7,9 @@ dtype, shape and bytes, then the shapes. The fetches and results are the program
 a batch the run reads anyway is only fetched as well, never read once more.
 
 An input batch is what a batcher hands the program: on legacy queues the output of a
-`dequeue_many` / `dequeue_up_to` op, on compat_input a batcher pipeline's output. Both
+`dequeue_many` / `dequeue_up_to` op, on compat_input a batcher pipeline's output, in a
+program `migrate --to-tfdata` wrote the `get_next()` of an iterator over a batched
+Dataset (`.batch(...)`, perhaps then prefetched or given options). All
 hand over the components in the same order (a dict's sorted keys, a list's order), so
 the two sides' lines compare directly. Several batches in one run are recorded in the
 order of their op names.
@@ -27,8 +29,56 @@ _DEQUEUE_MANY = frozenset(
 )
 
 
+# Datasets that hand on their input's elements unchanged, and those that batch them.
+_PASSING = frozenset(
+    {
+        "OptionsDataset",
+        "ModelDataset",
+        "MaxIntraOpParallelismDataset",
+        "PrivateThreadPoolDataset",
+        "PrefetchDataset",
+    }
+)
+_BATCHING = frozenset(
+    {"BatchDataset", "BatchDatasetV2", "PaddedBatchDatasetV2", "ParallelBatchDataset"}
+)
+
+
+def _batched(kind, first_input) -> bool:
+    """Whether a dataset op of type `kind` hands out batches; `first_input()` gives the
+    (kind, first_input) of the dataset it reads."""
+    while kind in _PASSING:
+        kind, first_input = first_input()
+    return kind in _BATCHING
+
+
+def _graph_dataset(op: tf.Operation):
+    return op.type, lambda: _graph_dataset(op.inputs[0].op)
+
+
+def _function_dataset(nodes: dict, name: str):
+    node = nodes[name]
+    return node.op, lambda: _function_dataset(nodes, node.input[0].split(":")[0])
+
+
+def _tfdata_batch(op: tf.Operation) -> bool:
+    """Whether `op` is the get_next() of an iterator over a batched Dataset."""
+    if op.type != "IteratorGetNext":
+        return False
+    iterator = op.inputs[0].op
+    if iterator.type == "OneShotIterator":
+        # The dataset is built in a function of the graph's library, which returns it.
+        definition = op.graph._get_function(iterator.get_attr("dataset_factory").name)
+        definition = definition.cached_definition
+        nodes = {node.name: node for node in definition.node_def}
+        (returned,) = definition.ret.values()
+        return _batched(*_function_dataset(nodes, returned.split(":")[0]))
+    made = [c for c in iterator.outputs[0].consumers() if c.type == "MakeIterator"]
+    return len(made) == 1 and _batched(*_graph_dataset(made[0].inputs[0].op))
+
+
 def _batch_op(op: tf.Operation) -> bool:
-    if op.type in _DEQUEUE_MANY:
+    if op.type in _DEQUEUE_MANY or _tfdata_batch(op):
         return True
     if not op.outputs:
         return False
@@ -41,7 +91,7 @@ def batches_behind(fetches) -> list[tf.Operation]:
     return sorted(iteration.ops_behind(fetches, _batch_op), key=lambda op: op.name)
 
 
-def fingerprint(values: list) -> str:
+def _digest(values: list):
     digest = hashlib.sha1()
     for value in values:
         array = np.asarray(value)
@@ -51,8 +101,19 @@ def fingerprint(values: list) -> str:
                 digest.update(len(item).to_bytes(8, "little") + bytes(item))
         else:
             digest.update(np.ascontiguousarray(array).tobytes())
+    return digest.hexdigest()
+
+
+def fingerprint(values: list) -> str:
     shapes = " ".join(str(list(np.shape(v))) for v in values)
-    return f"{digest.hexdigest()} {shapes}"
+    return f"{_digest(values)} {shapes}"
+
+
+def example_fingerprints(values: list) -> str:
+    """One fingerprint per example of a batch (row i of every component together), for
+    comparing shuffled input as multisets of whole examples."""
+    rows = min((len(np.asarray(v)) for v in values if np.ndim(v)), default=0)
+    return " ".join(_digest([np.asarray(v)[i] for v in values])[:16] for i in range(rows))
 
 
 class _Recorder:
@@ -63,6 +124,7 @@ class _Recorder:
         # build a new list for every run of the same fetches.
         self.behind: dict[tuple, list] = {}
         open(path, "w").close()
+        open(examples_path(path), "w").close()
 
     def ops(self, fetches) -> list:
         flat = iteration.fetched(fetches)
@@ -74,9 +136,15 @@ class _Recorder:
         return self.behind[key]
 
     def write(self, batches: list) -> None:
-        with self.lock, open(self.path, "a") as out:
+        with self.lock, open(self.path, "a") as out, open(examples_path(self.path), "a") as rows:
             for values in batches:
                 out.write(fingerprint(values) + "\n")
+                rows.write(example_fingerprints(values) + "\n")
+
+
+def examples_path(path: str) -> str:
+    """Where the examples of the batches recorded at `path` are: a line per batch."""
+    return path + ".examples"
 
 
 def recording_run(path: str):

@@ -10,11 +10,15 @@ compared line by line, after removing what `--ignore REGEX` matches (timings, pa
 with `--tolerance`, numbers in a line may differ by that much (relative or absolute).
 `--batches N` also compares the first N input batches each side reads (fingerprints of
 every component, batch_records.py): for programs whose input order is fixed
-(`shuffle=False`, or seeded and one thread). Exit status: 0 same, 1 different (a diff is
+(`shuffle=False`, or seeded and one thread). With `--unordered`, the examples of those
+batches are compared as a multiset instead (every component of an example together), for
+programs that shuffle: choose N to cover whole epochs, or run to the end of a finite input
+with a large N. Exit status: 0 same, 1 different (a diff is
 printed), 2 a side failed to run (its exit status and the end of its stderr are printed).
 """
 
 import argparse
+import collections
 import difflib
 import math
 import os
@@ -70,6 +74,12 @@ def compare(argv: list) -> int:
         metavar="N",
         help="also compare the first N input batches read (programs with a fixed input order)",
     )
+    parser.add_argument(
+        "--unordered",
+        action="store_true",
+        help="with --batches: compare the examples of the first N batches as multisets "
+        "(programs that shuffle)",
+    )
     parser.add_argument("script")
     parser.add_argument("args", nargs=argparse.REMAINDER)
     ns = parser.parse_args(argv)
@@ -83,6 +93,27 @@ _PLAIN = (
     "compat_input.install(record_batches=sys.argv.pop(1), serve=False); "
     "sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')"
 )
+
+
+def _multiset_difference(paths: list, count: int) -> tuple:
+    """(how the examples of the first `count` batches differ as multisets, or ''; how
+    many batches were compared)."""
+    from compat_input._src import batch_records  # TensorFlow: only when asked.
+
+    sides = []
+    for path in paths:
+        lines = open(batch_records.examples_path(path)).read().splitlines()[:count]
+        sides.append((len(lines), collections.Counter(" ".join(lines).split())))
+    (read_a, a), (read_b, b) = sides
+    if read_a != read_b:
+        return f"the first side read {read_a} batches, the second {read_b}", min(read_a, read_b)
+    if a != b:
+        return (
+            f"the examples of the first {read_a} batches differ: {sum((a - b).values())} only "
+            f"on the first side, {sum((b - a).values())} only on the second",
+            read_a,
+        )
+    return "", read_a
 
 
 def _first_difference(paths: list, count: int) -> tuple:
@@ -138,7 +169,8 @@ def _compare(ns: argparse.Namespace, records) -> int:
             return 2
     (first, a), (second, b) = done.items()
     lines_a, lines_b = (_lines(r.stdout, ns.ignore) for r in (a, b))
-    batches, compared = _first_difference(paths, ns.batches) if records else ("", 0)
+    differ = _multiset_difference if ns.unordered else _first_difference
+    batches, compared = differ(paths, ns.batches) if records else ("", 0)
     if batches:
         print(f"compat-input compare: the input differs: {batches}", file=sys.stderr)
     if len(lines_a) == len(lines_b) and all(
@@ -147,7 +179,11 @@ def _compare(ns: argparse.Namespace, records) -> int:
         read = ""
         if records and not batches:
             read = (
-                f", same first {compared} input batches"
+                (
+                    f", the examples of the first {compared} input batches the same multiset"
+                    if ns.unordered
+                    else f", same first {compared} input batches"
+                )
                 if compared
                 else ", no batcher's batch read"
             )
