@@ -810,7 +810,7 @@ def test_image_summary_removed_in_1_0_becomes_summary_image_with_its_argument_na
 # -- --to-tfdata ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["csv_batch", "ptb_producer", "preloaded"])
+@pytest.mark.parametrize("name", ["csv_batch", "ptb_producer", "preloaded", "tfrecord_join"])
 def test_to_tfdata_converts_examples_to_plain_tf_data_that_print_what_legacy_printed(
     name, tmp_path
 ):
@@ -1093,8 +1093,14 @@ def test_compare_unordered_tells_a_missing_epoch(tmp_path):
             "n = len(r)\nb = tf.train.batch_join(r, 2)\n",
             "the readers' list is used before the _join",
         ),
+        (
+            "q = tf.train.string_input_producer(['a'])\nex = []\nfor i in range(2):\n"
+            "    _, v = tf.TextLineReader().read(q)\n    ex.append([v, i])\n"
+            "b = tf.train.batch_join(ex, 2)\n",
+            "the loop's example depends on its counter",
+        ),
     ],
-    ids=["per-example-used-after", "function-not-a-read", "join-list-used"],
+    ids=["per-example-used-after", "function-not-a-read", "join-list-used", "loop-counter"],
 )
 def test_to_tfdata_keeps_what_it_cannot_move_with_the_reason(body, reason):
     outcome = codemod.migrate_source("import tensorflow as tf\n" + body, "p.py", to_tfdata=True)

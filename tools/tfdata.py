@@ -423,6 +423,14 @@ class ToTfData(cst.CSTTransformer):
         queue = queue_target.value
         index = start + 1
         read_target, read_value = _assigned(block[index]) if index < len(block) else (None, None)
+        looped = self._loop_read(pipeline, block, index, queue) if index < len(block) else None
+        if looped is not None:
+            # `examples = []`, then `for _ in range(n):` read, compute, append.
+            record, body, returned, name = looped
+            pipeline.params, pipeline.returned = record, returned
+            pipeline.example.extend(body)
+            self._unused(queue, block[index + 2 :])
+            return index + 2, {name}
         helper = self._helper_read(read_value, queue, pipeline)
         if helper is not None:
             # `x, y = read_and_decode(q)`, or `[read_and_decode(q) for _ in range(n)]`.
@@ -531,10 +539,22 @@ class ToTfData(cst.CSTTransformer):
             or params.star_kwarg
         ):
             raise _NotThisPattern(f"{call.func.value} takes more than the queue")
-        param = params.params[0].name.value
         body = list(function.body.body)
         if body and _docstring(body[0]):
             body = body[1:]
+        record, rest, last = self._reads(
+            pipeline, body, params.params[0].name.value, call.func.value
+        )
+        if not (isinstance(last.body[0], cst.Return) and last.body[0].value is not None):
+            raise _NotThisPattern(f"{call.func.value} does not end with a return")
+        if isinstance(value, cst.ListComp):
+            pipeline.readers = _code(value.for_in.iter.args[0].value)
+        pipeline.reads_in = call.func.value
+        return record, rest, _code(last.body[0].value)
+
+    def _reads(self, pipeline: _Pipeline, body: list, queue: str, where: str) -> tuple:
+        """(record name, the statements after the read, the last one) of `body`: an
+        optional reader, its read of `queue`, simple statements."""
         reader_name = None
         target, made = _call_of(body[0]) if body else (None, None)
         if made is not None and _qualified(self, made.func) in _READERS:
@@ -544,24 +564,51 @@ class ToTfData(cst.CSTTransformer):
             reader_name = target.value
             body = body[1:]
         read_target, read = _call_of(body[0]) if body else (None, None)
-        record = self._reader_read(pipeline, read_target, read, param, reader_name, body[1:])
+        record = self._reader_read(pipeline, read_target, read, queue, reader_name, body[1:])
         if record is None:
-            raise _NotThisPattern(f"{call.func.value} does not start with a reader's read")
+            raise _NotThisPattern(f"{where} does not start with a reader's read")
         *rest, last = body[1:] or [None]
+        if any(not isinstance(s, cst.SimpleStatementLine) for s in [*rest, last]):
+            raise _NotThisPattern(f"a compound statement in {where}")
+        if {queue, reader_name} & _names_in(rest + [last]):
+            raise _NotThisPattern(f"{where} uses its queue or reader again")
+        return record, rest, last
+
+    def _loop_read(self, pipeline: _Pipeline, block: list, index: int, queue: str):
+        """`examples = []` and `for _ in range(n):` reading the queue and appending an
+        example, at `index`: (record, statements, returned code, list name), else None."""
+        target, value = _assigned(block[index])
+        loop = block[index + 1] if index + 1 < len(block) else None
         if not (
-            isinstance(last, cst.SimpleStatementLine)
-            and isinstance(last.body[0], cst.Return)
-            and last.body[0].value is not None
+            isinstance(target, cst.Name)
+            and isinstance(value, cst.List)
+            and not value.elements
+            and isinstance(loop, cst.For)
+            and isinstance(loop.iter, cst.Call)
+            and _code(loop.iter.func) == "range"
+            and len(loop.iter.args) == 1
+            and isinstance(loop.target, cst.Name)
+            and loop.orelse is None
+            and isinstance(loop.body, cst.IndentedBlock)
         ):
-            raise _NotThisPattern(f"{call.func.value} does not end with a return")
-        if any(not isinstance(s, cst.SimpleStatementLine) for s in rest):
-            raise _NotThisPattern(f"a compound statement in {call.func.value}")
-        if {param, reader_name} & _names_in(rest + [last]):
-            raise _NotThisPattern(f"{call.func.value} uses its queue or reader again")
-        if isinstance(value, cst.ListComp):
-            pipeline.readers = _code(value.for_in.iter.args[0].value)
-        pipeline.reads_in = call.func.value
-        return record, rest, _code(last.body[0].value)
+            return None
+        name = target.value
+        record, rest, last = self._reads(pipeline, list(loop.body.body), queue, "the loop")
+        appended = last.body[0]
+        if not (
+            isinstance(appended, cst.Expr)
+            and isinstance(appended.value, cst.Call)
+            and _code(appended.value.func) == f"{name}.append"
+            and len(appended.value.args) == 1
+        ):
+            raise _NotThisPattern(f"the loop does not end with {name}.append(example)")
+        example = appended.value.args[0].value
+        if loop.target.value in _names_in([*rest, example]):
+            raise _NotThisPattern("the loop's example depends on its counter")
+        if isinstance(example, cst.List):  # tf.data takes a tuple for a list of components
+            example = cst.Tuple(elements=example.elements)
+        pipeline.readers = _code(loop.iter.args[0].value)
+        return record, rest, _code(example), name
 
     def _batcher(self, pipeline, call: cst.Call, target, after: list, dependent: set) -> None:
         batcher = _qualified(self, call.func)
