@@ -1099,8 +1099,27 @@ def test_compare_unordered_tells_a_missing_epoch(tmp_path):
             "b = tf.train.batch_join(ex, 2)\n",
             "the loop's example depends on its counter",
         ),
+        # CIFAR-10's reader, inline and in its reading function.
+        (
+            "q = tf.train.string_input_producer(['a'])\n"
+            "_, v = tf.FixedLengthRecordReader(record_bytes=4).read(q)\nb = tf.train.batch([v], 2)\n",
+            "FixedLengthRecordReader is not converted yet",
+        ),
+        (
+            "def read(q):\n    n = 4\n    r = tf.FixedLengthRecordReader(record_bytes=n)\n"
+            "    _, v = r.read(q)\n    return v\n"
+            "q = tf.train.string_input_producer(['a'])\nv = read(q)\nb = tf.train.batch([v], 2)\n",
+            "FixedLengthRecordReader is not converted yet",
+        ),
     ],
-    ids=["per-example-used-after", "function-not-a-read", "join-list-used", "loop-counter"],
+    ids=[
+        "per-example-used-after",
+        "function-not-a-read",
+        "join-list-used",
+        "loop-counter",
+        "fixed-length-inline",
+        "fixed-length-in-function",
+    ],
 )
 def test_to_tfdata_keeps_what_it_cannot_move_with_the_reason(body, reason):
     outcome = codemod.migrate_source("import tensorflow as tf\n" + body, "p.py", to_tfdata=True)

@@ -118,3 +118,25 @@ def test_batches_compare_where_the_output_cannot_tell(tmp_path):
     drifted = _compare("--batches", "5", original, shuffled)
     assert drifted.returncode == 1
     assert "the input differs: batch 0 differs (shapes [10] [10] and [10] [10])" in drifted.stderr
+
+
+def test_a_migrated_copy_imports_its_own_neighbours_under_batches(tmp_path):
+    # With --batches the migrated copy runs under a recorder (`python -c`), whose path
+    # starts with the working folder; plain python puts the script's folder first. A
+    # module of the same name in the working folder must not shadow the copy's own.
+    for folder, value in (("original", 1), ("migrated", 1)):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "helper.py").write_text(f"VALUE = {value}\n")
+        (tmp_path / folder / "prog.py").write_text("import helper\nprint(helper.VALUE)\n")
+    (tmp_path / "helper.py").write_text("raise ImportError('the working folder’s helper')\n")
+    command = [sys.executable, "-m", "compat_input._src.cli", "compare", "--batches", "1"]
+    result = subprocess.run(
+        [*command, "original/prog.py", "migrated/prog.py"],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=600,
+        cwd=tmp_path,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr[-2000:]
+    assert "same output (1 lines, no batcher's batch read)" in result.stderr

@@ -461,7 +461,10 @@ class ToTfData(cst.CSTTransformer):
             pipeline, read_target, read, queue, reader_name, block[index + 1 :]
         )
         if value is None:
-            raise _NotThisPattern("no reader's read(queue) follows the producer")
+            raise _NotThisPattern(
+                self._other_reader(block[start + 1 : index + 1])
+                or "no reader's read(queue) follows the producer"
+            )
         pipeline.params = value
         self._unused(queue, block[index + 1 :])
         if reader_name:
@@ -490,7 +493,10 @@ class ToTfData(cst.CSTTransformer):
         owner = read.func.value
         if reader_name is None:
             if not isinstance(owner, cst.Call) or _qualified(self, owner.func) not in _READERS:
-                raise _NotThisPattern("its reader is not a TextLineReader or TFRecordReader")
+                raise _NotThisPattern(
+                    self._other_reader([owner])
+                    or "its reader is not a TextLineReader or TFRecordReader"
+                )
             self._reader(pipeline, owner)
         elif not (isinstance(owner, cst.Name) and owner.value == reader_name):
             raise _NotThisPattern("the read is not the reader's")
@@ -566,13 +572,29 @@ class ToTfData(cst.CSTTransformer):
         read_target, read = _call_of(body[0]) if body else (None, None)
         record = self._reader_read(pipeline, read_target, read, queue, reader_name, body[1:])
         if record is None:
-            raise _NotThisPattern(f"{where} does not start with a reader's read")
+            raise _NotThisPattern(
+                self._other_reader(body) or f"{where} does not start with a reader's read"
+            )
         *rest, last = body[1:] or [None]
         if any(not isinstance(s, cst.SimpleStatementLine) for s in [*rest, last]):
             raise _NotThisPattern(f"a compound statement in {where}")
         if {queue, reader_name} & _names_in(rest + [last]):
             raise _NotThisPattern(f"{where} uses its queue or reader again")
         return record, rest, last
+
+    def _other_reader(self, statements: list) -> str:
+        """Why a reader other than the converted ones in `statements` stays, or ""."""
+        found = []
+
+        class Readers(cst.CSTVisitor):
+            def visit_Call(inner, call):
+                name = _qualified(self, call.func)
+                if name.endswith("Reader") and name not in _READERS:
+                    found.append(name)
+
+        for statement in statements:
+            statement.visit(Readers())
+        return f"{found[0]} is not converted yet" if found else ""
 
     def _loop_read(self, pipeline: _Pipeline, block: list, index: int, queue: str):
         """`examples = []` and `for _ in range(n):` reading the queue and appending an
