@@ -852,13 +852,7 @@ print(seen[:12])
 
 
 def test_to_tfdata_shuffle_batch_reads_legacys_multiset_and_says_the_order_differs(tmp_path):
-    files = []
-    for part in range(3):
-        path = tmp_path / f"part{part}.tfr"
-        with tf_record_writer(str(path)) as writer:
-            for i in range(7):
-                writer.write(str(part * 100 + i).encode())
-        files.append(str(path))
+    files = _number_files(tmp_path)
     original = tmp_path / "shuffled.py"
     original.write_text(_SHUFFLED)
     outcome = codemod.migrate_source(_SHUFFLED, str(original), to_tfdata=True)
@@ -993,6 +987,7 @@ print(len(seen), sorted(seen)[:3])
 
 
 def _number_files(tmp_path) -> list:
+    """Three TFRecord files of 7 numbers each (as text): 0-6, 100-106, 200-206."""
     files = []
     for part in range(3):
         path = tmp_path / f"part{part}.tfr"
