@@ -106,38 +106,49 @@ def _arguments(call: cst.Call, names: tuple) -> dict:
     return out
 
 
-def _names_in(nodes) -> set:
-    found = set()
+def _names_counted(node) -> collections.Counter:
+    """How many times each name occurs under `node`."""
+    counts = collections.Counter()
 
     class Names(cst.CSTVisitor):
-        def visit_Name(self, node):
-            found.add(node.value)
+        def visit_Name(self, name):
+            counts[name.value] += 1
 
-    for node in nodes:
-        node.visit(Names())
-    return found
+    node.visit(Names())
+    return counts
+
+
+def _names_in(nodes) -> set:
+    return set().union(*(_names_counted(node) for node in nodes))
+
+
+def _target_names(node) -> set:
+    """The names an assignment target binds (not the ones it mutates: `a[0] = ...`)."""
+    if isinstance(node, cst.Name):
+        return {node.value}
+    if isinstance(node, (cst.Tuple, cst.List)):
+        return set().union(*(_target_names(e.value) for e in node.elements))
+    if isinstance(node, cst.StarredElement):
+        return _target_names(node.value)
+    return set()
 
 
 def _bound(statement) -> set:
-    """The names an assignment statement binds (not the ones it mutates: `a[0] = ...`)."""
+    """The names an assignment statement binds."""
     bound = set()
-
-    def targets(node):
-        if isinstance(node, cst.Name):
-            bound.add(node.value)
-        elif isinstance(node, (cst.Tuple, cst.List)):
-            for element in node.elements:
-                targets(element.value)
-        elif isinstance(node, cst.StarredElement):
-            targets(node.value)
-
     for small in getattr(statement, "body", ()):
         if isinstance(small, cst.Assign):
-            for target in small.targets:
-                targets(target.target)
+            bound = bound.union(*(_target_names(t.target) for t in small.targets))
         elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
-            targets(small.target)
+            bound |= _target_names(small.target)
     return bound
+
+
+def _range_count(node) -> str | None:
+    """`n`, as code, when `node` is `range(n)`; else None."""
+    if isinstance(node, cst.Call) and _code(node.func) == "range" and len(node.args) == 1:
+        return _code(node.args[0].value)
+    return None
 
 
 def _repeat(made: dict) -> str:
@@ -231,16 +242,8 @@ class ToTfData(cst.CSTTransformer):
         # The module's functions (a read in a function of the queue) and whether it starts
         # queue runners itself (where a slice pipeline's iterator gets initialized).
         self._functions = {s.name.value: s for s in node.body if isinstance(s, cst.FunctionDef)}
-        served, uses = [], self._uses
-
-        class Calls(cst.CSTVisitor):
-            def visit_Call(inner, call):
-                served.append(_qualified(self, call.func))
-
-            def visit_Name(inner, name):
-                uses[name.value] += 1
-
-        node.visit(Calls())
+        self._uses.update(_names_counted(node))
+        served = {name for name, _ in self._served_calls([node])}
         self._starts = "start_queue_runners" in served
         # Where the runners start, the slice pipelines' iterators get initialized. A run of
         # the collection is harmless where none was converted after all.
@@ -315,27 +318,36 @@ class ToTfData(cst.CSTTransformer):
                     continue
                 except _NotThisPattern as why:
                     self._keep(original[index], str(why))
-            if self._sliced and self._starts_runners(original[index]):
-                body.extend(self._initialize(original[index]))
+            start = self._sliced and self._starts_runners(original[index])
+            if start:
+                body.extend(self._initialize(start))
             body.append(updated[index])
             index += 1
         return body
 
-    def _starts_runners(self, statement) -> cst.Call | None:
+    def _served_calls(self, nodes) -> list:
+        """(served name, call) of every call under `nodes` that names a served name."""
         found = []
 
-        class Starts(cst.CSTVisitor):
+        class Calls(cst.CSTVisitor):
             def visit_Call(inner, call):
-                if _qualified(self, call.func) == "start_queue_runners":
-                    found.append(call)
+                name = _qualified(self, call.func)
+                if name:
+                    found.append((name, call))
 
-        if isinstance(statement, cst.SimpleStatementLine):
-            statement.visit(Starts())
-        return found[0] if found else None
+        for node in nodes:
+            node.visit(Calls())
+        return found
 
-    def _initialize(self, statement) -> list:
-        """`sess.run(<the slice pipelines' initializers>)`, for before the runners start."""
-        start = self._starts_runners(statement)
+    def _starts_runners(self, statement) -> cst.Call | None:
+        """The `start_queue_runners(...)` call of a simple statement, or None."""
+        if not isinstance(statement, cst.SimpleStatementLine):
+            return None
+        starts = [c for n, c in self._served_calls([statement]) if n == "start_queue_runners"]
+        return starts[0] if starts else None
+
+    def _initialize(self, start: cst.Call) -> list:
+        """`sess.run(<the slice pipelines' initializers>)`, for before `start` runs."""
         try:
             args = _arguments(start, ("sess", "coord", "daemon", "start", "collection"))
         except _NotThisPattern:
@@ -521,9 +533,7 @@ class ToTfData(cst.CSTTransformer):
                 isinstance(call, cst.Call)
                 and loop.inner_for_in is None
                 and not loop.ifs
-                and isinstance(loop.iter, cst.Call)
-                and _code(loop.iter.func) == "range"
-                and len(loop.iter.args) == 1
+                and _range_count(loop.iter) is not None
                 and isinstance(loop.target, cst.Name)
                 and loop.target.value not in _names_in([call])
             ):
@@ -554,7 +564,7 @@ class ToTfData(cst.CSTTransformer):
         if not (isinstance(last.body[0], cst.Return) and last.body[0].value is not None):
             raise _NotThisPattern(f"{call.func.value} does not end with a return")
         if isinstance(value, cst.ListComp):
-            pipeline.readers = _code(value.for_in.iter.args[0].value)
+            pipeline.readers = _range_count(value.for_in.iter)
         pipeline.reads_in = call.func.value
         return record, rest, _code(last.body[0].value)
 
@@ -582,18 +592,11 @@ class ToTfData(cst.CSTTransformer):
             raise _NotThisPattern(f"{where} uses its queue or reader again")
         return record, rest, last
 
-    def _other_reader(self, statements: list) -> str:
-        """Why a reader other than the converted ones in `statements` stays, or ""."""
-        found = []
-
-        class Readers(cst.CSTVisitor):
-            def visit_Call(inner, call):
-                name = _qualified(self, call.func)
-                if name.endswith("Reader") and name not in _READERS:
-                    found.append(name)
-
-        for statement in statements:
-            statement.visit(Readers())
+    def _other_reader(self, nodes: list) -> str:
+        """Why a reader other than the converted ones under `nodes` stays, or ""."""
+        found = [
+            n for n, _ in self._served_calls(nodes) if n.endswith("Reader") and n not in _READERS
+        ]
         return f"{found[0]} is not converted yet" if found else ""
 
     def _loop_read(self, pipeline: _Pipeline, block: list, index: int, queue: str):
@@ -606,9 +609,7 @@ class ToTfData(cst.CSTTransformer):
             and isinstance(value, cst.List)
             and not value.elements
             and isinstance(loop, cst.For)
-            and isinstance(loop.iter, cst.Call)
-            and _code(loop.iter.func) == "range"
-            and len(loop.iter.args) == 1
+            and _range_count(loop.iter) is not None
             and isinstance(loop.target, cst.Name)
             and loop.orelse is None
             and isinstance(loop.body, cst.IndentedBlock)
@@ -629,7 +630,7 @@ class ToTfData(cst.CSTTransformer):
             raise _NotThisPattern("the loop's example depends on its counter")
         if isinstance(example, cst.List):  # tf.data takes a tuple for a list of components
             example = cst.Tuple(elements=example.elements)
-        pipeline.readers = _code(loop.iter.args[0].value)
+        pipeline.readers = _range_count(loop.iter)
         return record, rest, _code(example), name
 
     def _batcher(self, pipeline, call: cst.Call, target, after: list, dependent: set) -> None:
@@ -653,9 +654,7 @@ class ToTfData(cst.CSTTransformer):
             if args.get(unsupported, "False") not in ("False", "None"):
                 raise _NotThisPattern(f"the batcher's {unsupported}")
         # The batch may take the example's names (`image, label = batch([image, label])`).
-        per_example = dependent - _bound(
-            cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(target)], call)])
-        )
+        per_example = dependent - _target_names(target)
         used = per_example & _names_in(after)
         if used:
             raise _NotThisPattern(

@@ -44,21 +44,25 @@ _BATCHING = frozenset(
 )
 
 
-def _batched(kind, first_input) -> bool:
-    """Whether a dataset op of type `kind` hands out batches; `first_input()` gives the
-    (kind, first_input) of the dataset it reads."""
-    while kind in _PASSING:
-        kind, first_input = first_input()
-    return kind in _BATCHING
+def _batched(kinds) -> bool:
+    """Whether the dataset whose op types are `kinds` (itself first, then the dataset it
+    reads, and so on) hands out batches."""
+    for kind in kinds:
+        if kind not in _PASSING:
+            return kind in _BATCHING
+    return False
 
 
-def _graph_dataset(op: tf.Operation):
-    return op.type, lambda: _graph_dataset(op.inputs[0].op)
+def _graph_kinds(op: tf.Operation):
+    while True:
+        yield op.type
+        op = op.inputs[0].op
 
 
-def _function_dataset(nodes: dict, name: str):
-    node = nodes[name]
-    return node.op, lambda: _function_dataset(nodes, node.input[0].split(":")[0])
+def _function_kinds(nodes: dict, name: str):
+    while True:
+        yield nodes[name].op
+        name = nodes[name].input[0].split(":")[0]
 
 
 def _tfdata_batch(op: tf.Operation) -> bool:
@@ -72,9 +76,9 @@ def _tfdata_batch(op: tf.Operation) -> bool:
         definition = definition.cached_definition
         nodes = {node.name: node for node in definition.node_def}
         (returned,) = definition.ret.values()
-        return _batched(*_function_dataset(nodes, returned.split(":")[0]))
+        return _batched(_function_kinds(nodes, returned.split(":")[0]))
     made = [c for c in iterator.outputs[0].consumers() if c.type == "MakeIterator"]
-    return len(made) == 1 and _batched(*_graph_dataset(made[0].inputs[0].op))
+    return len(made) == 1 and _batched(_graph_kinds(made[0].inputs[0].op))
 
 
 def _batch_op(op: tf.Operation) -> bool:
