@@ -33,7 +33,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROGRAMS = os.path.join(HERE, "programs")
 RESULTS = os.path.join(HERE, "results")
-CLI = [sys.executable, "-m", "compat_input._src.cli"]
+CLI = [sys.executable, "-m", "compat_input._src.commands.cli"]
 # (workload, what its program does); `step` times training steps of a tiny model.
 WORKLOADS = {
     "csv": "TextLineReader + decode_csv + shuffle_batch(2 threads)",

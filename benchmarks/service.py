@@ -79,7 +79,7 @@ def _serve(workers: int):
         [
             sys.executable,
             "-m",
-            "compat_input._src.cli",
+            "compat_input._src.commands.cli",
             "serve",
             "--port",
             "0",

@@ -9,7 +9,7 @@ import sys
 
 import tensorflow as tf
 
-from compat_input._src import cli
+from compat_input._src.commands import cli
 
 # `compat-input run` switches on all of TF1 behaviour; here only graph mode.
 tf.compat.v1.disable_v2_behavior = tf.compat.v1.disable_eager_execution

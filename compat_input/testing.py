@@ -28,7 +28,8 @@ from typing import Optional
 import numpy as np
 import tensorflow as tf
 
-from compat_input._src import install as install_lib
+from compat_input._src.commands import install as install_lib
+from compat_input._src.core import patching
 
 tf1 = tf.compat.v1
 
@@ -56,7 +57,7 @@ def run_input(
     own queues; the install state is restored after. Variables (global and local) and
     tables are initialized and queue runners started as a TF1 program would.
     """
-    was_installed = install_lib.installed()
+    was_installed = patching.installed()
     if compat and not was_installed:
         install_lib.install()
     elif not compat and was_installed:

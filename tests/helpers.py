@@ -160,9 +160,9 @@ def run_scenario(
 
 
 def _installed() -> bool:
-    from compat_input._src import install
+    from compat_input._src.core import patching
 
-    return bool(install.active_patches())
+    return bool(patching.active_patches())
 
 
 def differential(build: Callable, install: bool = False, **kwargs) -> tuple:
@@ -174,9 +174,9 @@ def differential(build: Callable, install: bool = False, **kwargs) -> tuple:
 
 def assert_pristine() -> None:
     """The oracle runs on TensorFlow as TensorFlow ships it: nothing of ours is installed."""
-    from compat_input._src import install
+    from compat_input._src.core import patching
 
-    assert install.active_patches() == [], "compat_input is installed during a legacy run"
+    assert patching.active_patches() == [], "compat_input is installed during a legacy run"
 
 
 def assert_same(build: Callable, **kwargs) -> Run:

@@ -3,16 +3,16 @@
 `COMPAT_INPUT_MUTANT=<name> pytest tests/...` plants one (conftest.py); a suite that stays
 green with a mutant planted cannot see that kind of bug. tests/test_mutants.py runs the
 differential tests once per mutant and requires a failure each time. Each mutant wraps a
-named step of batch_plan.py (or vectorize.py), in compat_input only; the legacy queues are
-never touched.
+named step of batchers/batch_plan.py (or capture/vectorize.py), in compat_input only; the
+legacy queues are never touched.
 """
 
 import dataclasses
 
 import tensorflow as tf
 
-from compat_input._src import batch_plan
-from compat_input._src import vectorize
+from compat_input._src.batchers import batch_plan
+from compat_input._src.capture import vectorize
 
 
 def _first_dense(batch: tuple) -> int:

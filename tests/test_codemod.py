@@ -263,7 +263,7 @@ def _legacy_and_migrated(example: str, migrated_path) -> tuple:
         [
             sys.executable,
             "-m",
-            "compat_input._src.cli",
+            "compat_input._src.commands.cli",
             "run",
             "--legacy",
             f"examples/{example}.py",
@@ -434,7 +434,7 @@ def test_corpus_programs_migrate_and_print_what_they_printed_on_legacy(name, tmp
         env = dict(ENV, TF_USE_LEGACY_KERAS="1")
     else:
         assert not errors
-    run = [sys.executable, "-m", "compat_input._src.cli", "run", "--legacy", source]
+    run = [sys.executable, "-m", "compat_input._src.commands.cli", "run", "--legacy", source]
     legacy = subprocess.run(run, capture_output=True, text=True, env=env, timeout=300, cwd=ROOT)
     migrated = subprocess.run(
         [sys.executable, str(path)], capture_output=True, text=True, env=env, timeout=300
@@ -864,7 +864,9 @@ def test_to_tfdata_shuffle_batch_reads_legacys_multiset_and_says_the_order_diffe
     run = lambda *command: subprocess.run(  # noqa: E731
         [*command, *files], capture_output=True, text=True, env=ENV, timeout=300
     )
-    legacy = run(sys.executable, "-m", "compat_input._src.cli", "run", "--legacy", str(original))
+    legacy = run(
+        sys.executable, "-m", "compat_input._src.commands.cli", "run", "--legacy", str(original)
+    )
     ours = run(sys.executable, str(converted))
     assert ours.returncode == 0, ours.stderr[-2000:]
     legacy_lines, our_lines = legacy.stdout.splitlines(), ours.stdout.splitlines()
@@ -925,7 +927,7 @@ def test_to_tfdata_leaves_a_slice_input_producer_nobody_starts_on_compat_input()
 
 def _compare(*argv, cwd=None) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "compat_input._src.cli", "compare", *argv],
+        [sys.executable, "-m", "compat_input._src.commands.cli", "compare", *argv],
         capture_output=True,
         text=True,
         env=ENV,

@@ -4,7 +4,7 @@ import os
 import subprocess
 import sys
 
-from compat_input._src import compare
+from compat_input._src.commands import compare
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
@@ -12,7 +12,7 @@ CORPUS = os.path.join(ROOT, "tests", "corpus", "train_with_summaries.py")
 
 
 def _compare(*args) -> subprocess.CompletedProcess:
-    command = [sys.executable, "-m", "compat_input._src.cli", "compare", *args]
+    command = [sys.executable, "-m", "compat_input._src.commands.cli", "compare", *args]
     return subprocess.run(command, capture_output=True, text=True, env=ENV, timeout=600)
 
 
@@ -129,7 +129,7 @@ def test_a_migrated_copy_imports_its_own_neighbours_under_batches(tmp_path):
         (tmp_path / folder / "helper.py").write_text(f"VALUE = {value}\n")
         (tmp_path / folder / "prog.py").write_text("import helper\nprint(helper.VALUE)\n")
     (tmp_path / "helper.py").write_text("raise ImportError('the working folder’s helper')\n")
-    command = [sys.executable, "-m", "compat_input._src.cli", "compare", "--batches", "1"]
+    command = [sys.executable, "-m", "compat_input._src.commands.cli", "compare", "--batches", "1"]
     result = subprocess.run(
         [*command, "original/prog.py", "migrated/prog.py"],
         capture_output=True,

@@ -16,7 +16,7 @@ import pytest
 import tensorflow as tf
 
 import compat_input
-from compat_input._src import data_service
+from compat_input._src.runtime import data_service
 from helpers import compat_api
 from helpers import legacy_api
 from helpers import plain
@@ -32,7 +32,7 @@ _ENV = dict(os.environ, PYTHONPATH=_ROOT, TF_CPP_MIN_LOG_LEVEL="2")
 def _serve(*args) -> tuple:
     """`compat-input serve ARGS` in a subprocess; returns it and the address it printed."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "compat_input._src.cli", "serve", *args],
+        [sys.executable, "-m", "compat_input._src.commands.cli", "serve", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
@@ -206,7 +206,7 @@ def test_serve_refuses_to_join_a_dispatcher_with_no_workers():
         [
             sys.executable,
             "-m",
-            "compat_input._src.cli",
+            "compat_input._src.commands.cli",
             "serve",
             "--dispatcher",
             "x:1",
@@ -248,7 +248,7 @@ def _free_port() -> int:
 def test_no_dispatcher_at_the_address_fails_the_build_within_seconds_naming_it(monkeypatch):
     # Legacy analogue: a shared queue on a parameter server that is not there hung its
     # trainers. Here nothing listens at the port: the batcher's build fails, naming it.
-    from compat_input._src import data_service
+    from compat_input._src.runtime import data_service
 
     monkeypatch.setattr(data_service, "DISPATCHER_WAIT_SECONDS", 1.0)
     address = f"grpc://localhost:{_free_port()}"
@@ -265,7 +265,7 @@ def test_no_dispatcher_at_the_address_fails_the_build_within_seconds_naming_it(m
 
 
 def test_a_malformed_service_in_the_environment_is_named(monkeypatch):
-    from compat_input._src.options import options
+    from compat_input._src.core.options import options
 
     monkeypatch.setattr(options, "service", None)  # Unset: the environment decides.
     monkeypatch.setenv("COMPAT_INPUT_SERVICE", "localhost:5050,")

@@ -1,13 +1,13 @@
-"""Batches copied ahead to a device (device_prefetch.py), tested without a GPU on a second
-logical CPU: the same batches as the host path, the iterator on the device; and "auto"
-never trades a saved position for the copy."""
+"""Batches copied ahead to a device (runtime/device_prefetch.py), tested without a GPU on a
+second logical CPU: the same batches as the host path, the iterator on the device; and
+"auto" never trades a saved position for the copy."""
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
 import compat_input
-from compat_input._src import iteration
+from compat_input._src.runtime import iteration
 
 tf1 = tf.compat.v1
 

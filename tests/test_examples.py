@@ -34,12 +34,12 @@ def _run(args):
 
 def _run_script(script, *args) -> subprocess.CompletedProcess:
     """`compat-input run SCRIPT ARGS`, whatever its exit status."""
-    command = [sys.executable, "-m", "compat_input._src.cli", "run", str(script), *args]
+    command = [sys.executable, "-m", "compat_input._src.commands.cli", "run", str(script), *args]
     return subprocess.run(command, capture_output=True, text=True, env=ENV, timeout=120)
 
 
 def _cli(*args):
-    return _run([sys.executable, "-m", "compat_input._src.cli", "run", *args])
+    return _run([sys.executable, "-m", "compat_input._src.commands.cli", "run", *args])
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +63,7 @@ def _launch(script, install):
     setup = "import compat_input; compat_input.install(); " if install else ""
     launcher = (
         "import runpy, tensorflow as tf; tf.compat.v1.disable_eager_execution(); "
-        f"{setup}from compat_input._src import pipeline; "
+        f"{setup}from compat_input._src.runtime import pipeline; "
         f"runpy.run_path({str(script)!r}, run_name='__main__'); "
         "print('pipelines', bool(pipeline.built_pipelines))"
     )
@@ -111,7 +111,7 @@ def test_run_serves_tf1_to_modules_beside_the_script_only(tmp_path):
     script = tmp_path / "main.py"
     script.write_text(
         "import helper_mod, tensorflow as tf, tensorflow_datasets\n"
-        "import compat_input._src.batching as b\n"
+        "import compat_input._src.batchers.batching as b\n"
         "print(helper_mod.HAS_TF1, tf.train.batch is b.batch, b.tf is not tf)\n"
     )
     done = _run_script(script)
@@ -198,5 +198,5 @@ def test_run_serves_a_program_that_imports_tensorflow_compat_v1_itself(tmp_path,
             "[8, 9, 10, 11]",
         ]
     )
-    assert stdout.splitlines()[3] == "compat_input._src.readers"
+    assert stdout.splitlines()[3] == "compat_input._src.inputs.readers"
     assert "with 0 tf.data" not in stderr

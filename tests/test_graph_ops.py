@@ -12,8 +12,8 @@ import pytest
 import tensorflow as tf
 
 import compat_input
-from compat_input._src import graph_ops
-from compat_input._src import tracing
+from compat_input._src.core import graph_ops
+from compat_input._src.core import tracing
 from tests import helpers
 
 tf1 = tf.compat.v1

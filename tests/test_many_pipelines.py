@@ -1,6 +1,6 @@
 """Many pipelines of one shape in one graph (per-tower inputs): each tower's functions are
-traced once per graph and shared (tracing.py), and each tower still reads its own files,
-through its own state.
+traced once per graph and shared (core/tracing.py), and each tower still reads its own
+files, through its own state.
 
 A wrong sharing (a function that kept the first tower's handles or files) gives later
 towers the first tower's records or counts; a missing one grows the graph's library by a

@@ -2,13 +2,14 @@
 
 import ast
 import os
+import re
 import subprocess
 import sys
 
 import pytest
 
 import compat_input
-from compat_input._src.install import SERVED
+from compat_input._src.commands.served_names import SERVED
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -28,8 +29,8 @@ def test_init_only_re_exports():
 
 
 def test_every_public_name_is_what_its_module_defines():
-    from compat_input._src import batching
-    from compat_input._src import readers
+    from compat_input._src.batchers import batching
+    from compat_input._src.inputs import readers
 
     assert compat_input.batch is batching.batch
     assert compat_input.TextLineReader is readers.TextLineReader
@@ -50,7 +51,7 @@ def test_the_command_answers_help_and_argument_errors_without_tensorflow(args):
     # `compat-input --help` once took 2.1 s, TensorFlow's start-up lines printed first.
     code = (
         "import sys\n"
-        "from compat_input._src import cli\n"
+        "from compat_input._src.commands import cli\n"
         "try:\n"
         f"    cli.main({args.split()!r})\n"
         "except SystemExit as e:\n"
@@ -123,7 +124,7 @@ def state():
 import sys
 def served_anywhere():
     # Every attribute of every TensorFlow module that holds a served object, by where.
-    from compat_input._src.install import SERVED
+    from compat_input._src.commands.served_names import SERVED
     served = {}
     for path, names in SERVED:
         module = tf.compat.v1
@@ -176,14 +177,15 @@ def test_importing_and_using_compat_input_changes_nothing_in_tensorflow(tmp_path
 def test_install_and_uninstall_round_trip_every_patch_exactly():
     out = _python(
         "import compat_input\n"
-        "from compat_input._src import install\n"
+        "from compat_input._src.commands import install\n"
+        "from compat_input._src.core import patching\n"
         "before = state()\n"
         "compat_input.install(); compat_input.install()\n"
         "after = state()\n"
         "assert after != before\n"
         "assert s.BaseSession.run is not before[0]['run']\n"
         "assert tf.compat.v1.train.batch is compat_input.batch\n"
-        "assert len(install.active_patches()) == len([p for p in install.PATCHES if not p.option])\n"
+        "assert len(patching.active_patches()) == len([p for p in install.PATCHES if not p.option])\n"
         # Every module that held one of TensorFlow's served objects holds ours now, the
         # modules libraries import the queue API from (tf_slim) included.
         "left = [where for where, v in before[-1].items() if v is not compat_input.QueueRunner\n"
@@ -198,14 +200,15 @@ def test_install_and_uninstall_round_trip_every_patch_exactly():
         "compat_input.uninstall()\n"
         "assert state() == before\n"
         "assert tf_input.shuffle_batch is not compat_input.shuffle_batch\n"
-        "assert install.active_patches() == []\n"
+        "assert patching.active_patches() == []\n"
         "print(len(install.PATCHES))\n"
     )
     assert int(out) >= 3
 
 
 def test_every_patch_is_a_row_of_the_one_table():
-    """No module but install.py assigns attributes of TensorFlow's objects."""
+    """No module assigns attributes of TensorFlow's objects: install.py's table has every
+    replacement, which core/patching.py applies with setattr."""
     for root, _, names in os.walk(os.path.join(ROOT, "compat_input")):
         for name in (n for n in names if n.endswith(".py") and n != "install.py"):
             tree = ast.parse(open(os.path.join(root, name)).read())
@@ -235,22 +238,83 @@ def test_only_tf_internals_imports_private_tensorflow_modules():
             assert "tensorflow.python" not in source, name
 
 
-def _imports(path: str) -> set:
-    """compat_input._src modules a module imports, at the top or inside functions."""
-    found = set()
-    for node in ast.walk(ast.parse(open(path).read())):
-        if isinstance(node, ast.ImportFrom) and node.module == "compat_input._src":
-            found |= {a.name for a in node.names}
-        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
-            "compat_input._src."
-        ):
-            found.add(node.module.split(".")[2])
+# -- the layers of compat_input/_src ---------------------------------------------------------
+
+SRC = os.path.join(ROOT, "compat_input", "_src")
+# Each subpackage and the ones below it that it may import (its __init__.py says the same).
+# `compat_input` itself (the public names) sits above every layer.
+LAYERS = {
+    "core": set(),
+    "runtime": {"core"},
+    "bad_records": {"core", "runtime"},
+    "capture": {"core", "runtime", "bad_records"},
+    "inputs": {"core", "runtime", "bad_records"},
+    "batchers": {"core", "runtime", "bad_records", "capture"},
+    "commands": {"core", "runtime", "bad_records", "capture", "inputs", "batchers", "compat_input"},
+}
+
+
+def _modules() -> dict:
+    """`layer.module` -> path, for every module of compat_input/_src."""
+    found = {}
+    for layer in sorted(os.listdir(SRC)):
+        folder = os.path.join(SRC, layer)
+        if os.path.isdir(folder) and layer != "__pycache__":
+            for name in sorted(os.listdir(folder)):
+                if name.endswith(".py") and name != "__init__.py":
+                    found[f"{layer}.{name[:-3]}"] = os.path.join(folder, name)
     return found
 
 
+def _imports(path: str) -> set:
+    """`layer.module` (or `compat_input`) of what a module imports, at the top or inside
+    functions."""
+    found = set()
+    for node in ast.walk(ast.parse(open(path).read())):
+        if isinstance(node, ast.ImportFrom):
+            names = [f"{node.module}.{a.name}" for a in node.names]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        else:
+            continue
+        for name in names:
+            parts = name.split(".")
+            if parts[:2] == ["compat_input", "_src"] and len(parts) >= 4:
+                found.add(f"{parts[2]}.{parts[3]}")
+            elif parts[0] == "compat_input" and parts[1:2] != ["_src"]:
+                found.add("compat_input")
+            elif parts[:2] == ["compat_input", "_src"]:
+                found.add(".".join(parts[2:]) or "_src")  # A layer itself: never allowed.
+    return found
+
+
+def test_src_holds_only_the_layers():
+    entries = {n for n in os.listdir(SRC) if n not in ("__init__.py", "__pycache__")}
+    assert entries == set(LAYERS)
+
+
+def test_imports_only_go_down_the_layers():
+    for module, path in _modules().items():
+        layer = module.split(".")[0]
+        for imported in _imports(path):
+            target = imported.split(".")[0]
+            assert target == layer or target in LAYERS[layer], f"{module} imports {imported}"
+
+
+def test_each_layer_says_what_it_models_and_may_import():
+    for layer, allowed in LAYERS.items():
+        doc = ast.get_docstring(ast.parse(open(os.path.join(SRC, layer, "__init__.py")).read()))
+        assert doc and len(doc.split()) > 30, layer
+        said = doc.split("Imports ")[-1]
+        if "every layer below" in said:
+            assert allowed >= set(LAYERS) - {layer}, layer
+        else:
+            assert {n for n in LAYERS if n in re.findall(r"\w+", said)} == allowed, layer
+
+
 def test_modules_import_each_other_without_a_cycle():
-    src = os.path.join(ROOT, "compat_input", "_src")
-    graph = {n[:-3]: _imports(os.path.join(src, n)) for n in os.listdir(src) if n.endswith(".py")}
+    modules = _modules()
+    graph = {m: _imports(path) & set(modules) for m, path in modules.items()}
     visiting, done = set(), set()
 
     def visit(module, path):
@@ -258,7 +322,7 @@ def test_modules_import_each_other_without_a_cycle():
         if module in done:
             return
         visiting.add(module)
-        for other in graph.get(module, ()):
+        for other in graph[module]:
             visit(other, path + [module])
         visiting.discard(module)
         done.add(module)
@@ -268,6 +332,73 @@ def test_modules_import_each_other_without_a_cycle():
 
 
 def test_no_module_is_much_over_400_lines():
-    src = os.path.join(ROOT, "compat_input", "_src")
-    sizes = {n: len(open(os.path.join(src, n)).readlines()) for n in os.listdir(src)}
-    assert {n: size for n, size in sizes.items() if size > 420} == {}
+    sizes = {m: len(open(path).readlines()) for m, path in _modules().items()}
+    assert {m: size for m, size in sizes.items() if size > 410} == {}
+
+
+def test_no_module_only_forwards():
+    """Every module defines something of its own: a function, a class or a table."""
+    for module, path in _modules().items():
+        body = ast.parse(open(path).read()).body
+        own = [
+            node
+            for node in body
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef))
+            or (
+                isinstance(node, (ast.Assign, ast.AnnAssign))
+                and not isinstance(node.value, (ast.Name, ast.Attribute))
+            )
+        ]
+        assert own, module
+
+
+def test_the_public_names_are_pinned():
+    """The public API does not change by accident: adding or removing a name is a decision."""
+    assert compat_input.__all__ == [
+        "CaptureError",
+        "CompatInputError",
+        "Coordinator",
+        "FixedLengthRecordReader",
+        "Held",
+        "IdentityReader",
+        "InputQueue",
+        "LooperThread",
+        "QueueRunner",
+        "ReaderBase",
+        "Supervisor",
+        "TFRecordReader",
+        "TextLineReader",
+        "WholeFileReader",
+        "add_queue_runner",
+        "as_dataset",
+        "batch",
+        "batch_join",
+        "configure",
+        "first_skipped_record",
+        "from_dataset",
+        "hold",
+        "input_producer",
+        "install",
+        "installed",
+        "iterate",
+        "limit_epochs",
+        "match_filenames_once",
+        "maybe_batch",
+        "maybe_batch_join",
+        "maybe_shuffle_batch",
+        "maybe_shuffle_batch_join",
+        "range_input_producer",
+        "reset",
+        "shuffle_batch",
+        "shuffle_batch_join",
+        "skipped_files",
+        "skipped_records",
+        "slice_input_producer",
+        "start_pipelines",
+        "start_queue_runners",
+        "string_input_producer",
+        "uninstall",
+    ]
+    from compat_input import testing
+
+    assert testing.__all__ == ["InputRun", "run_input", "examples", "assert_same_input"]

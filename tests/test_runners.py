@@ -8,7 +8,7 @@ import pytest
 import tensorflow as tf
 
 import compat_input
-from compat_input._src import pipeline as pipeline_lib
+from compat_input._src.runtime import pipeline as pipeline_lib
 
 tf1 = tf.compat.v1
 
@@ -275,7 +275,7 @@ def _ancestors(op: tf.Operation) -> set:
 
 
 def test_a_pipeline_is_marked_started_only_once_its_iterator_is():
-    # A read waiting on the mark (started_guard.py) reads as soon as it is set: set before
+    # A read waiting on the mark (runtime/started_guard.py) reads as soon as it is set: set before
     # the iterator is made, that read finds no iterator. The variable's own initializer is
     # made at the graph's root, with no such order, so the start writes the mark itself.
     with tf.Graph().as_default() as graph:

@@ -1,7 +1,7 @@
 """Vectorized per-example graphs (a block of examples at a time) against legacy queues.
 
 With num_threads > 1, compat_input maps whole blocks through a vectorized per-example
-graph (vectorize.py). These scenarios check that it is used where it should be, that it
+graph (capture/vectorize.py). These scenarios check that it is used where it should be, that it
 gives the examples legacy gives, and that it steps aside where it cannot be the same.
 """
 
@@ -325,7 +325,7 @@ def test_converting_leaves_the_logger_and_other_threads_records_alone(tmp_path):
     import logging
     import threading
 
-    from compat_input._src.block_converters import _QuietConversion
+    from compat_input._src.capture.block_converters import _QuietConversion
 
     logger = tf.get_logger()
     level, filters = logger.level, list(logger.filters)
@@ -377,7 +377,7 @@ def test_a_block_is_vectorized_without_gathering_each_examples_view(tmp_path):
 def _mapped(build) -> list:
     """How each batcher of `build` mapped its per-example graph (what `compat-input run`
     reports at exit)."""
-    from compat_input._src import vectorize
+    from compat_input._src.capture import vectorize
 
     before = len(vectorize.mappings)
     with tf.Graph().as_default():
@@ -461,7 +461,7 @@ def test_compat_input_run_reports_how_each_batcher_mapped_its_examples(tmp_path)
         "slow = tf.train.batch([a, b], 5, num_threads=2)\n",
     )
     out = subprocess.run(
-        [sys.executable, "-m", "compat_input._src.cli", "run", program],
+        [sys.executable, "-m", "compat_input._src.commands.cli", "run", program],
         capture_output=True,
         text=True,
         timeout=120,

@@ -19,7 +19,7 @@ from libcst.metadata import PositionProvider
 from libcst.metadata import QualifiedNameProvider
 from libcst.metadata import QualifiedNameSource
 
-from compat_input._src.cli import KERAS_3
+from compat_input._src.commands.cli import KERAS_3
 
 from . import rules
 

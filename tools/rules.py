@@ -8,7 +8,7 @@ the same row: `tf.train.batch`, `tf.compat.v1.train.batch` (as tf_upgrade_v2 lea
 
 import dataclasses
 
-from compat_input._src.served_names import SERVED
+from compat_input._src.commands.served_names import SERVED
 
 
 def _renames() -> dict:

@@ -1,0 +1,359 @@
+"""Batch plans: what one legacy batcher call asks for, and the tf.data pipeline that does it.
+
+Every batcher (`batch`, `shuffle_batch`, their `_join` and `maybe_` variants) is one
+`BatchPlan`, made by `plan()` from the legacy arguments, checked as legacy checked them
+(legacy_arguments.py: same errors). The plan names each part of the pipeline: the input lists with their
+captured per-example graphs (capture/example_lists.py), the join strategy (capture/joins.py), the
+`keep_input` filter, the shuffle and the batch. `assemble()` chains one small step per part:
+
+    examples (join) -> [skip bad records] -> [keep_input] -> [unbatch] -> [tf.data service]
+    -> [shuffle] -> batch -> prefetch
+
+and `serve()` makes the pipeline whose `get_next()` is returned in the legacy structure (a
+list, a dict, or a bare tensor for a one-element list) with the legacy static shapes.
+"""
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+from typing import Optional
+
+import tensorflow as tf
+
+from compat_input._src.bad_records import origins
+from compat_input._src.bad_records import probes
+from compat_input._src.batchers import legacy_arguments
+from compat_input._src.batchers.structures import Structure
+from compat_input._src.capture import hand_built_queues
+from compat_input._src.capture import joins
+from compat_input._src.capture.example_lists import ExampleList
+from compat_input._src.capture.example_lists import capture_list
+from compat_input._src.core import graph_ops
+from compat_input._src.core import tracing
+from compat_input._src.core.options import options
+from compat_input._src.core.state_variables import initial
+from compat_input._src.runtime import data_service
+from compat_input._src.runtime import pipeline as pipeline_lib
+
+tf1 = tf.compat.v1
+
+
+@dataclasses.dataclass(frozen=True)
+class Shuffle:
+    min_after_dequeue: int
+    seed: Optional[int]
+
+
+@dataclasses.dataclass
+class BatchPlan:
+    """One batcher call: its parts, each assembled by one step below."""
+
+    scope: str  # The name scope ("batch/", "shuffle_batch_1/"), which names the outputs.
+    structure: Structure
+    lists: list[ExampleList]
+    join: Callable  # A strategy of capture/joins.py.
+    keep: Any  # True, False, or a scalar/vector keep_input tensor.
+    size: Any  # int, or an int64 tensor fixed when the pipeline starts.
+    capacity: int
+    shuffle: Optional[Shuffle]
+    dynamic_pad: bool
+    allow_smaller_final_batch: bool
+    enqueue_many: bool
+    parallel: dict  # Dataset.map arguments: empty for one example at a time.
+    # Under bad_records="skip": (examples entered, examples passed) counters.
+    counters: Optional[tuple] = None
+    # Examples the program took so far: a located error looks for the bad one from there.
+    batched: Any = None
+    # The fingerprint of the last example taken, where a final partial batch can follow a
+    # bad example (`_final_after_error`).
+    last_taken: Any = None
+    # The legacy `shared_name` (the batcher's, or a producer's it reads): a service job.
+    shared_name: Optional[str] = None
+    # The tf.data service its examples are made on, once assembled; None: this process.
+    service: Optional[str] = None
+
+    @property
+    def keep_column(self) -> bool:
+        """A scalar keep_input travels with each example as its last component."""
+        return isinstance(self.keep, tf.Tensor) and self.keep.shape.ndims == 0
+
+    @property
+    def shuffle_buffer(self) -> int:
+        if self.shuffle is None:
+            return 0
+        if not isinstance(self.size, int):
+            return self.capacity
+        return max(1, min(self.capacity, self.shuffle.min_after_dequeue + self.size))
+
+
+def check_capacity(capacity: int, shuffle: Optional[Shuffle]) -> None:
+    if shuffle is not None and capacity <= shuffle.min_after_dequeue:
+        raise ValueError(
+            f"capacity {capacity} must be bigger than min_after_dequeue "
+            f"{shuffle.min_after_dequeue}."
+        )
+
+
+def plan(
+    scope: str,
+    structure: Structure,
+    flat_lists: list,
+    batch_size,
+    keep_input,
+    *,
+    what: str,
+    capacity: int,
+    enqueue_many: bool,
+    shapes,
+    dynamic_pad: bool,
+    allow_smaller_final_batch: bool,
+    shuffle: Optional[Shuffle],
+    num_threads: int,
+    shared_name: Optional[str] = None,
+) -> BatchPlan:
+    """The plan of one batcher call; raises legacy's errors for legacy's bad arguments."""
+    flat_lists = [legacy_arguments.convert(tl) for tl in flat_lists]
+    keep = legacy_arguments.keep_input(keep_input, enqueue_many)
+    legacy_arguments.check_dtypes(flat_lists)
+    example_shapes = legacy_arguments.shapes(flat_lists, shapes, enqueue_many, dynamic_pad)
+    size = legacy_arguments.batch_size(batch_size, what)
+    lists = [capture_list(tl, keep, what, example_shapes, enqueue_many) for tl in flat_lists]
+    for item in lists:
+        item.what = scope.rstrip("/")  # The pipeline's name, as the run's report gives it.
+    # Legacy order is one thread's order; parallel calls keep it (deterministic=True), and
+    # only where no stateful op could see the difference.
+    parallel = {}
+    if num_threads > 1 and not any(item.captured.stateful for item in lists):
+        parallel = {"num_parallel_calls": num_threads, "deterministic": True}
+    counters = None
+    if options.bad_records == "skip":
+        counters = tuple(
+            pipeline_lib.state_variable(initial(0, tf.int64), n)
+            for n in ("entered_examples", "passed_examples")
+        )
+        for item in lists:
+            item.entered = counters[0]
+        parallel = {}  # One example at a time, so the counts are exact between runs.
+    return BatchPlan(
+        scope=scope,
+        structure=structure,
+        lists=lists,
+        join=joins.choose(lists, what),
+        keep=keep,
+        size=size,
+        capacity=capacity,
+        shuffle=shuffle,
+        dynamic_pad=dynamic_pad,
+        allow_smaller_final_batch=allow_smaller_final_batch,
+        enqueue_many=enqueue_many,
+        parallel=parallel,
+        counters=counters,
+        shared_name=shared_name
+        or next(
+            (s.shared_name for item in lists for s in item.sources if s.shared_name),
+            None,
+        ),
+    )
+
+
+# -- the steps, one per part of the plan ------------------------------------------------------
+
+
+def skip_bad_records(plan: BatchPlan, dataset: tf.data.Dataset) -> tf.data.Dataset:
+    """Drops examples whose per-example graph fails, counting those that get through.
+
+    tf.data cannot catch an error inside a map function, only drop the element
+    (`ignore_errors`); `skipped_records` compares the two counters.
+    """
+    if plan.counters is None:
+        return dataset
+    handle = plan.counters[1].handle
+    one = tf.constant(1, tf.int64)
+
+    def count(*example):
+        with tf.control_dependencies([graph_ops.AssignAddVariableOp(resource=handle, value=one)]):
+            return tuple(tf.identity(x) if isinstance(x, tf.Tensor) else x for x in example)
+
+    return dataset.ignore_errors(log_warning=True).map(count)
+
+
+def keep_inputs(plan: BatchPlan, dataset: tf.data.Dataset) -> tf.data.Dataset:
+    """`keep_input`: False keeps nothing; a scalar is a column, filtered (and dropped after
+    batching, once per batch); a vector was applied inside the per-example graph."""
+    if plan.keep is False:
+        return dataset.filter(lambda *x: False)
+    if not plan.keep_column:
+        return dataset
+    dataset = dataset.filter(lambda *x: x[-1])
+    return dataset.map(lambda *x: x[:-1]) if plan.enqueue_many else dataset
+
+
+def unbatch_many(plan: BatchPlan, dataset: tf.data.Dataset) -> tf.data.Dataset:
+    """`enqueue_many`: each element is a batch of examples."""
+    return tracing.unbatch(dataset) if plan.enqueue_many else dataset
+
+
+def through_service(plan: BatchPlan, dataset: tf.data.Dataset) -> tf.data.Dataset:
+    """The examples made on the tf.data service's workers, when one is configured."""
+    served = data_service.distribute(dataset, plan.scope.rstrip("/"), plan.shared_name)
+    if served is not dataset:
+        plan.service = data_service.address()
+    return served
+
+
+def shuffle_examples(plan: BatchPlan, dataset: tf.data.Dataset) -> tf.data.Dataset:
+    if plan.shuffle is None:
+        return dataset
+    return tracing.shuffle(dataset, plan.shuffle_buffer, seed=plan.shuffle.seed)
+
+
+def batch_examples(plan: BatchPlan, dataset: tf.data.Dataset) -> tf.data.Dataset:
+    drop = not plan.allow_smaller_final_batch
+    if plan.dynamic_pad:
+        dataset = dataset.padded_batch(plan.size, drop_remainder=drop)
+    else:
+        dataset = tracing.batch(dataset, plan.size, drop)
+    if plan.keep_column and not plan.enqueue_many:
+        dataset = dataset.map(lambda *x: x[:-1])  # Once per batch, not per example.
+    return dataset
+
+
+def prefetch_batches(plan: BatchPlan, dataset: tf.data.Dataset) -> tf.data.Dataset:
+    # Legacy held at most `capacity` examples in its queue; so do the shuffle buffer and
+    # the batches made ahead together.
+    if isinstance(plan.size, int):
+        ahead = max(1, (plan.capacity - plan.shuffle_buffer) // plan.size)
+    else:
+        ahead = tf.data.AUTOTUNE
+    return tracing.prefetch(dataset, ahead)
+
+
+def assemble(plan: BatchPlan, logs: list) -> tf.data.Dataset:
+    """The plan's Dataset of batches; example logs made on the way go into `logs`."""
+    dataset = plan.join(plan.lists, plan.parallel, plan.counters is not None, logs)
+    steps = (skip_bad_records, keep_inputs, unbatch_many, through_service, shuffle_examples)
+    for step in steps:
+        dataset = step(plan, dataset)
+    return prefetch_batches(plan, batch_examples(plan, dataset))
+
+
+def _count_taken(plan: BatchPlan):
+    """Counts the examples each run takes, once the batch is read (for bad_records/origins.py)."""
+    if plan.batched is None:
+        return None
+
+    def count(batch):
+        first = tf.nest.flatten(batch)[0]
+        size = first.dense_shape[0] if isinstance(first, tf.SparseTensor) else tf.shape(first)[0]
+        # After the read: a static size would let the count run even when the read fails.
+        with tf.control_dependencies(tf.nest.flatten(batch, expand_composites=True)):
+            counted = graph_ops.AssignAddVariableOp(
+                resource=plan.batched.handle, value=tf.cast(size, tf.int64)
+            )
+            if plan.last_taken is None:
+                return counted
+            last = probes.fingerprints([t[-1:] for t in tf.nest.flatten(batch)])[0]
+            return tf.group(counted, plan.last_taken.assign(last))
+
+    return count
+
+
+def _in_read_order(plan: BatchPlan) -> bool:
+    """Whether the examples batched are the records read, one for one and in order."""
+    return (
+        len(plan.lists) == 1
+        and plan.shuffle is None
+        and plan.keep is True
+        and not plan.enqueue_many
+        and plan.counters is None
+    )
+
+
+def _final_after_error(plan: BatchPlan) -> bool:
+    """Whether the examples a batch gathered before a bad one can be delivered after it.
+
+    tf.data's batch drops them when its input fails; legacy delivered them as the final
+    partial batch. Where the examples are the records read, in order, dense and of one
+    shape, `sess.run` (bad_records/located_errors.py) finds them again among the records logged and
+    runs the failed step on them.
+    """
+    sources = plan.lists[0].sources
+    return (
+        plan.allow_smaller_final_batch
+        and _in_read_order(plan)
+        # A reader's log keeps its records in the order read (a producer's items may be
+        # shuffled).
+        and bool(sources)
+        and all(s.reader is not None for s in sources)
+        and isinstance(plan.size, int)
+        and not plan.dynamic_pad
+        and all(
+            isinstance(t, tf.Tensor) and t.shape.is_fully_defined() for t in plan.lists[0].tensors
+        )
+    )
+
+
+def serve(plan: BatchPlan) -> Any:
+    """Builds the plan's pipeline; its next batch in the legacy structure and shapes."""
+    logs: list = []
+    if _in_read_order(plan):
+        plan.batched = pipeline_lib.state_variable(initial(0, tf.int64), "batched")
+    dataset = assemble(plan, logs)
+    if _final_after_error(plan) and not plan.service:
+        width = 8 * len(plan.lists[0].tensors)  # An 8-byte fingerprint per component.
+        plan.last_taken = pipeline_lib.state_variable(initial(0, tf.uint8, [width]), "last")
+    sources = [s for item in plan.lists for s in item.sources]
+    source = pipeline_lib.Source(
+        name=plan.scope.rstrip("/"),
+        dataset=dataset,
+        # A hand-built queue ends when the program closes it.
+        finite=all(item.sources or item.captured.dequeues for item in plan.lists)
+        and all(s.finite for s in sources),
+        unsaved_because=(
+            f"its examples come from the tf.data service at {plan.service}"
+            if plan.service
+            else None
+        )
+        or next((s.unsaved_because for s in sources if s.unsaved_because), None)
+        or next(
+            (hand_built_queues.UNSAVED_BECAUSE for item in plan.lists if item.captured.dequeues),
+            None,
+        ),
+        batches=True,
+        service_job=plan.shared_name if plan.service else None,
+        ops=tuple(op for item in plan.lists for op in item.captured.ops)
+        + tuple(op for s in sources for op in s.ops),
+        origins=origins.Origins(
+            suspects=[
+                origins.Suspect(
+                    item.examples,
+                    item.sources[0],
+                    batched=plan.batched,
+                    last_taken=plan.last_taken,
+                    size=plan.size if isinstance(plan.size, int) else 0,
+                    # The batch being made when the error came, and one more read ahead.
+                    near=2 * plan.size if isinstance(plan.size, int) else 1024,
+                    key=item.key(),
+                )
+                for item in plan.lists
+                if len(item.sources) == 1
+            ],
+            readers=list({id(s.reader): s.reader for s in sources if s.reader}.values()),
+            logs=logs,
+        ),
+    )
+    for captured in sources:
+        captured.captured = True
+    pipeline = source.make_pipeline()
+    if plan.counters is not None:
+        pipeline.skip_counts = tuple(c.read_value() for c in plan.counters)
+    batch = pipeline.get_next(name=plan.scope, after=_count_taken(plan))
+    flat = tf.nest.flatten(batch)  # One component: a bare element, not a tuple.
+    source.register(tf.nest.flatten(flat, expand_composites=True))
+    if plan.last_taken is not None:
+        source.origins.outputs = flat
+    if not plan.allow_smaller_final_batch and isinstance(plan.size, int):
+        for t in flat:
+            if not isinstance(t, tf.SparseTensor):
+                t.set_shape(tf.TensorShape([plan.size]).concatenate(t.shape[1:]))
+    return plan.structure.restore(flat)

@@ -1,0 +1,93 @@
+"""A batcher's legacy arguments, checked as the legacy queues checked them (same errors).
+
+batch_plan.py makes a plan from them; these helpers convert and check each one.
+"""
+
+import tensorflow as tf
+
+from compat_input._src.capture import capture as capture_lib
+from compat_input._src.core import errors
+
+tf1 = tf.compat.v1
+
+
+def convert(values: list) -> list:
+    return [
+        v if isinstance(v, tf.SparseTensor) else tf1.convert_to_tensor_or_indexed_slices(v)
+        for v in values
+    ]
+
+
+def keep_input(keep_input, enqueue_many: bool):
+    if isinstance(keep_input, bool):
+        return keep_input
+    keep_input = tf.convert_to_tensor(keep_input)
+    if keep_input.shape.ndims is None:
+        raise ValueError("`keep_input` dimensions must be known at graph construction.")
+    if not enqueue_many and keep_input.shape.ndims == 1:
+        raise ValueError("`keep_input` cannot be a vector when `enqueue_many=False`.")
+    if keep_input.shape.ndims > 1:
+        raise ValueError("`keep_input` must be 0 or 1 dimensions.")
+    constant = tf.get_static_value(keep_input)
+    if keep_input.shape.ndims == 0 and constant is not None:
+        return bool(constant)
+    return keep_input
+
+
+def check_dtypes(lists: list) -> None:
+    all_types = [[t.dtype for t in tl] for tl in lists]
+    for other in all_types[1:]:
+        if other != all_types[0]:
+            raise TypeError(
+                "Expected types to be consistent: "
+                f"{', '.join(x.name for x in all_types[0])} vs. {', '.join(x.name for x in other)}."
+            )
+
+
+def shapes(lists: list, shapes, enqueue_many: bool, dynamic_pad: bool) -> list:
+    """Per-example shapes, merged across lists, checked as the legacy queues checked them."""
+    if shapes is not None:
+        result = [tf.TensorShape(s) for s in shapes]
+    else:
+        result = []
+        for i in range(len(lists[0])):
+            merged = None
+            for tl in lists:
+                t = tl[i]
+                if isinstance(t, tf.SparseTensor):
+                    merged = tf.TensorShape(None)
+                    break
+                if t.shape.ndims is None:
+                    raise ValueError(f"Cannot infer Tensor's rank: {t}")
+                s = t.shape.with_rank_at_least(1)[1:] if enqueue_many else t.shape
+                if merged is None:
+                    merged = s
+                else:
+                    # Legacy checked that the lists agree and kept the first list's shape
+                    # (it dropped merge_with's result): another list's known size (`b`
+                    # tiled 99 times) must not constrain the first's (`a`, 1 to 70).
+                    merged.merge_with(s)
+            result.append(merged)
+    dense = [s for s, t in zip(result, lists[0]) if not isinstance(t, tf.SparseTensor)]
+    if not dynamic_pad and not all(s.is_fully_defined() for s in dense):
+        raise ValueError(f"All shapes must be fully defined: {dense}")
+    if dynamic_pad and not all(s.rank is not None for s in dense):
+        raise ValueError(f"All shapes must have a defined rank: {dense}")
+    return result
+
+
+def batch_size(batch_size, what: str):
+    if isinstance(batch_size, tf.Tensor):
+        static = tf.get_static_value(batch_size)
+        if static is not None:
+            return int(static)
+        try:
+            capture_lib.capture([batch_size], f"{what} batch_size")
+        except errors.CaptureError as e:
+            raise errors.CaptureError(
+                f"{what}: batch_size is fed through a placeholder; a tf.data pipeline fixes its "
+                "batch size when it starts. Use a constant or a variable set before start. "
+                f"({e})"
+            ) from None
+        return tf.cast(batch_size, tf.int64)
+    return int(batch_size)

@@ -1,0 +1,286 @@
+"""The converters compat_input adds to pfor (`tf.vectorized_map`'s engine) while it
+rewrites its own per-example graphs for a block (vectorize.py); pfor's registry is put back
+exactly as it was afterwards (`converters`).
+
+- DecodeRaw, which pfor lacks (every CIFAR- or MNIST-style reader uses it). One call over a
+  block needs strings of one length. Where the graph reshapes the bytes to a fixed shape,
+  any other length fails anyway; elsewhere a block whose strings differ is decoded from a
+  stand-in of one length and then thrown away for the example-at-a-time result, so a
+  program that decodes records of several lengths gets what it got before.
+- Slice with a per-example `begin` (what `random_crop` makes). pfor gathers every
+  coordinate of the result with one gather_nd, which made the crop cost more than the whole
+  rest of an image pipeline; gathering one axis at a time is 3x faster.
+- AdjustContrastv2, AdjustSaturation and AdjustHue with a factor drawn for each example
+  (`random_contrast`, `random_saturation`, `random_hue`).
+- string ops that work element by element (string_to_number, regex_replace, hashing,
+  ...) and table lookups, which pfor lacks: one call on the whole block.
+- v1 conds (`Switch` / `Merge`, what `tf.cond` makes in TF1 behaviour, e.g. in
+  `random_flip_left_right`), which pfor lacks: it converts only the `If` op of TF2's
+  (v1_conds.py).
+"""
+
+import contextlib
+import functools
+import logging
+import threading
+
+import tensorflow as tf
+
+from compat_input._src.capture import v1_conds
+from compat_input._src.core import tf_internals
+
+_pfor = tf_internals.pfor
+_lock = threading.Lock()
+_local = threading.local()
+
+
+def _pinned(tensor: tf.Tensor) -> bool:
+    """Whether every example whose `tensor` (1-D) differs in length fails anyway.
+
+    True when `tensor`, or its tail from a fixed index, is reshaped to a fixed shape: the
+    CIFAR and image-bytes patterns. Every op of the per-example graph runs for every
+    example, so that reshape fails any other length, one example at a time or not.
+    """
+    if tensor.shape.rank != 1:
+        return False
+    for consumer in tensor.consumers():
+        if consumer.type in ("Cast", "Identity", "EnsureShape"):
+            if _pinned(consumer.outputs[0]):
+                return True
+        elif consumer.type == "Reshape" and consumer.inputs[0] is tensor:
+            shape = tf.get_static_value(consumer.inputs[1])
+            if shape is not None and (shape > 0).all():
+                return True
+        elif consumer.type == "StridedSlice" and consumer.inputs[0] is tensor:
+            # value[b:]: for lengths of at least b, one length out for each length in.
+            begin, end, strides = (tf.get_static_value(t) for t in consumer.inputs[1:])
+            masks = {
+                m: consumer.get_attr(m)
+                for m in ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask")
+            }
+            if (
+                begin is not None
+                and strides is not None
+                and strides.tolist() == [1]
+                and (begin.tolist()[0] >= 0 or masks["begin_mask"] & 1)
+                and masks["end_mask"] & 1
+                and not (masks["ellipsis_mask"] or masks["new_axis_mask"])
+                and not consumer.get_attr("shrink_axis_mask")
+                and _pinned(consumer.outputs[0])
+            ):
+                return True
+    return False
+
+
+def _decode_raw(pfor_input):
+    strings = pfor_input.stacked_input(0)
+    decoded = pfor_input.op.outputs[0]
+    if _pinned(decoded):
+        # Strings of another length fail this graph anyway: no stand-in needed.
+        return _pfor.wrap(_decode(strings, pfor_input), True)
+    lengths = tf.reshape(tf.strings.length(strings), [-1])
+    uniform = tf.logical_or(
+        tf.equal(tf.size(lengths), 0),
+        tf.equal(tf.reduce_min(lengths), tf.reduce_max(lengths)),
+    )
+    uniforms = getattr(_local, "uniforms", None)
+    if uniforms is None:
+        # Someone else's vectorized_map while ours runs: no stand-in, a clear error.
+        check = tf.debugging.Assert(uniform, ["decode_raw: strings of different lengths"])
+        with tf.control_dependencies([check]):
+            strings = tf.identity(strings)
+    else:
+        uniforms.append(uniform)
+        first = tf.reshape(strings, [-1])[:1]
+        strings = tf.cond(
+            uniform,
+            lambda: strings,
+            lambda: tf.reshape(tf.tile(first, [tf.size(strings)]), tf.shape(strings)),
+        )
+    return _pfor.wrap(_decode(strings, pfor_input), True)
+
+
+def _decode(strings: tf.Tensor, pfor_input) -> tf.Tensor:
+    return tf.io.decode_raw(
+        strings,
+        pfor_input.get_attr("out_type"),
+        little_endian=pfor_input.get_attr("little_endian"),
+    )
+
+
+def _slice(pfor_input, original):
+    value, value_stacked, _ = pfor_input.input(0)
+    begin, begin_stacked, _ = pfor_input.input(1)
+    _, size_stacked, _ = pfor_input.input(2)
+    size = None if size_stacked else tf.get_static_value(pfor_input.unstacked_input(2))
+    if not begin_stacked or size is None or (size < 0).any():
+        return original(pfor_input)
+    if not value_stacked:  # One value cut at each example's own place.
+        value = tf.repeat(value[None], pfor_input.pfor.loop_len_vector[0], axis=0)
+    checks = []
+    for axis, length in enumerate(size.tolist()):
+        if (
+            value.shape.rank is not None
+            and tf.compat.dimension_value(value.shape[axis + 1]) == length
+        ):
+            # The whole axis: only `begin` 0 is valid, as for one example.
+            checks.append(
+                tf.debugging.assert_equal(
+                    begin[:, axis],
+                    tf.zeros_like(begin[:, axis]),
+                    message=f"Slice: begin of axis {axis} must be 0 for size {length}",
+                )
+            )
+            continue
+        # Out-of-range indices fail the gather, as they failed the slice.
+        indices = begin[:, axis : axis + 1] + tf.range(length, dtype=begin.dtype)[None, :]
+        value = tf.gather(value, indices, axis=axis + 1, batch_dims=1)
+    with tf.control_dependencies(checks):
+        value = tf.identity(value)
+    return _pfor.wrap(value, True)
+
+
+def _adjust_contrast(pfor_input, original):
+    """AdjustContrastv2 with a factor drawn for each example (`random_contrast`): pfor's
+    own takes one factor for the whole block. The kernel's formula, per image and channel:
+    (x - mean) * factor + mean, in float32."""
+    if not pfor_input.input(1)[1]:
+        return original(pfor_input)
+    images = pfor_input.stacked_input(0)
+    factor = tf.cast(pfor_input.stacked_input(1), tf.float32)
+    values = tf.cast(images, tf.float32)
+    mean = tf.reduce_mean(values, axis=[-3, -2], keepdims=True)
+    shape = tf.concat([tf.shape(factor), tf.ones([tf.rank(values) - 1], tf.int32)], 0)
+    adjusted = (values - mean) * tf.reshape(factor, shape) + mean
+    return _pfor.wrap(tf.cast(adjusted, images.dtype), True)
+
+
+def _per_example(factor: tf.Tensor, like: tf.Tensor) -> tf.Tensor:
+    """A factor per example, shaped to broadcast over each example's `like` values."""
+    shape = tf.concat([tf.shape(factor), tf.ones([tf.rank(like) - 1], tf.int32)], 0)
+    return tf.reshape(tf.cast(factor, tf.float32), shape)
+
+
+def _adjust_hsv(pfor_input, original, adjust):
+    """AdjustSaturation / AdjustHue with a factor drawn for each example
+    (`random_saturation`, `random_hue`: inception's and slim's color distortions): pfor's
+    own take one factor for the whole block. The kernels' own steps, in float32: to HSV,
+    `adjust(hue, saturation, factor)`, back to RGB."""
+    if not pfor_input.input(1)[1]:
+        return original(pfor_input)
+    images = pfor_input.stacked_input(0)
+    hue, saturation, value = tf.unstack(tf.image.rgb_to_hsv(tf.cast(images, tf.float32)), axis=-1)
+    factor = _per_example(pfor_input.stacked_input(1), hue)
+    hue, saturation = adjust(hue, saturation, factor)
+    rgb = tf.image.hsv_to_rgb(tf.stack([hue, saturation, value], axis=-1))
+    return _pfor.wrap(tf.cast(rgb, images.dtype), True)
+
+
+def _saturation(hue, saturation, scale):
+    return hue, tf.clip_by_value(saturation * scale, 0.0, 1.0)
+
+
+def _hue(hue, saturation, delta):
+    hue = hue + delta
+    return hue - tf.floor(hue), saturation  # In [0, 1), as the kernel wraps it.
+
+
+# Ops that work element by element on one input (index given), the others being
+# settings shared by every example: over a block they run once on the stacked input.
+# pfor has no converter for them; legacy input code uses them on every line it parses.
+_ELEMENTWISE = {
+    **dict.fromkeys(
+        [
+            "AsString",
+            "DecodeBase64",
+            "EncodeBase64",
+            "RegexFullMatch",
+            "RegexReplace",
+            "StaticRegexFullMatch",
+            "StaticRegexReplace",
+            "StringLength",
+            "StringLower",
+            "StringStrip",
+            "StringToHashBucket",
+            "StringToHashBucketFast",
+            "StringToHashBucketStrong",
+            "StringToNumber",
+            "StringUpper",
+        ],
+        0,
+    ),
+    "LookupTableFindV2": 1,  # (table, keys, default value)
+}
+
+
+def _elementwise(pfor_input):
+    elements = _ELEMENTWISE[pfor_input.op_type]
+    for index in range(len(pfor_input.inputs)):
+        if index != elements and pfor_input.input(index)[1]:
+            raise ValueError(f"{pfor_input.op_type}: input {index} differs between examples")
+    inputs = [pfor_input.input(i)[0] for i in range(len(pfor_input.inputs))]
+    inputs[elements] = pfor_input.stacked_input(elements)
+    op = pfor_input.op
+    outputs = _pfor._create_op(
+        op.type, inputs, [t.dtype for t in op.outputs], attrs=op.node_def.attr
+    ).outputs
+    return [_pfor.wrap(t, True) for t in outputs]
+
+
+class _QuietConversion(logging.Filter):
+    """Drops pfor's log records from the thread that converts our graph, and only those.
+
+    A graph pfor cannot convert is expected here (the per-example map takes over); pfor
+    logs it at ERROR level with the whole op, which would alarm users. The logger's level is
+    never changed: records of other threads, and every record but pfor's, pass.
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.thread = threading.get_ident()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.thread != self.thread or "parallel_for" not in record.pathname
+
+
+@contextlib.contextmanager
+def converters(uniforms: list):
+    if _pfor is None:
+        yield
+        return
+    # pfor has no public way to add a converter: its registry is changed while our own
+    # graph is converted, under a lock, and put back exactly as it was afterwards.
+    registry = _pfor._pfor_converter_registry
+    logger = tf.get_logger()
+    quiet = _QuietConversion()
+    with _lock:
+        logger.addFilter(quiet)
+        ours = {"DecodeRaw": _decode_raw, "Switch": v1_conds.switch, "Merge": v1_conds.merge}
+        # pfor's own, called by ours where theirs fits.
+        around = {
+            "Slice": _slice,
+            "AdjustContrastv2": _adjust_contrast,
+            "AdjustSaturation": functools.partial(_adjust_hsv, adjust=_saturation),
+            "AdjustHue": functools.partial(_adjust_hsv, adjust=_hue),
+        }
+        saved = {name: registry.get(name) for name in (*around, *ours, *_ELEMENTWISE)}
+        for name in _ELEMENTWISE:
+            if saved[name] is None:
+                registry[name] = _elementwise
+        for name, converter in ours.items():
+            if saved[name] is None:
+                registry[name] = converter
+        for name, converter in around.items():
+            if saved[name] is not None:
+                registry[name] = functools.partial(converter, original=saved[name])
+        _local.uniforms = uniforms
+        try:
+            yield
+        finally:
+            _local.uniforms = None
+            logger.removeFilter(quiet)
+            for name, converter in saved.items():
+                if converter is None:
+                    registry.pop(name, None)
+                else:
+                    registry[name] = converter

@@ -1,0 +1,240 @@
+"""Example lists: one legacy input list, captured, as a function from source elements to examples.
+
+A batcher receives one list of tensors (several for `_join`). Each list becomes an
+`ExampleList`: its per-example graph captured between the sources and the tensors
+(capture.py), and the rules that turn the captured outputs into examples of the legacy
+shapes, with a scalar `keep_input` as a trailing column. `examples_of` maps one list over
+its source, a block at a time where that is provably the same (vectorize.py), one example
+at a time otherwise.
+"""
+
+import dataclasses
+from typing import Any
+from typing import Optional
+
+import tensorflow as tf
+
+from compat_input._src.bad_records import origins
+from compat_input._src.capture import capture as capture_lib
+from compat_input._src.capture import op_kinds
+from compat_input._src.capture import vectorize
+from compat_input._src.core import graph_ops
+from compat_input._src.core import tracing
+
+
+def flat_targets(tensors: list) -> list:
+    flat = []
+    for t in tensors:
+        flat.extend([t.indices, t.values, t.dense_shape] if isinstance(t, tf.SparseTensor) else [t])
+    return flat
+
+
+def _regroup(tensors: list, outputs: list) -> list:
+    it = iter(outputs)
+    result = []
+    for t in tensors:
+        if isinstance(t, tf.SparseTensor):
+            result.append(tf.SparseTensor(next(it), next(it), next(it)))
+        else:
+            result.append(next(it))
+    return result
+
+
+def _sparse_rows(sparse: tf.SparseTensor, keep: tf.Tensor) -> tf.SparseTensor:
+    """The rows of `sparse` (examples, under enqueue_many) where `keep` is true, renumbered."""
+    rows = sparse.indices[:, 0]
+    kept = tf.sparse.retain(sparse, tf.gather(keep, rows))
+    renumbered = tf.cumsum(tf.cast(keep, tf.int64)) - 1
+    indices = tf.concat([tf.gather(renumbered, kept.indices[:, :1]), kept.indices[:, 1:]], axis=1)
+    shape = tf.concat([[tf.reduce_sum(tf.cast(keep, tf.int64))], sparse.dense_shape[1:]], 0)
+    return tf.SparseTensor(indices, kept.values, shape)
+
+
+@dataclasses.dataclass
+class ExampleList:
+    """One legacy input list: its captured graph and how to turn outputs into examples."""
+
+    tensors: list
+    captured: capture_lib.Captured
+    keep: Any  # True, a scalar or vector tensor (captured as the last output)
+    shapes: list  # per-example shapes
+    enqueue_many: bool
+    # Under bad_records="skip": a counter of examples that entered the per-example graph.
+    entered: Any = None
+    what: str = ""  # The batcher, for the mapping report (vectorize.note).
+
+    @property
+    def sources(self) -> list:
+        return self.captured.sources
+
+    def passthrough(self) -> bool:
+        """The source's elements are the examples already, with the right shapes."""
+        if self.entered is not None:
+            return False
+        if not self.captured.passthrough or self.keep is not True or self.enqueue_many:
+            return False
+        specs = tf.nest.flatten(self.sources[0].dataset.element_spec)
+        return all(
+            isinstance(spec, tf.TensorSpec) and spec.shape == s
+            for spec, s in zip(specs, self.shapes)
+        )
+
+    def not_vectorizable(self) -> Optional[str]:
+        """Why mapping a block at once is not provably the same as one example at a time,
+        or None where it is."""
+        if self.entered is not None:
+            return "bad_records='skip': a failing block would drop every example in it"
+        if self.enqueue_many:
+            return "enqueue_many"
+        if any(isinstance(t, tf.SparseTensor) for t in self.tensors):
+            return "a SparseTensor in the list"
+        if self.keep is not True and self.keep.shape.ndims != 0:
+            return "keep_input per example of enqueue_many"
+        specs = [s for src in self.sources for s in tf.nest.flatten(src.dataset.element_spec)]
+        if not specs or not all(isinstance(s, tf.TensorSpec) for s in specs):
+            return "no source, or a source of non-dense elements"
+        if not all(s.is_fully_defined() for s in self.shapes):
+            # Examples of several shapes do not stack into blocks.
+            return "examples of several shapes (dynamic_pad or unknown shapes)"
+        # Checks stay checks; unseeded random ops draw for each example of a block, as they
+        # drew for each example before. Other state would see one call per block.
+        for op in self.captured.ops:
+            if not op_kinds.per_example_safe(op):
+                return f"stateful op {op.name} ({op.type}) would run once a block"
+        return None
+
+    def one_at_a_time(self) -> str:
+        """Why a batcher with no parallel calls maps this list one example at a time."""
+        order = next((op for op in self.captured.ops if op_kinds.order_sensitive(op)), None)
+        if order is not None:
+            return f"order-sensitive op {order.name} ({order.type}): legacy's order kept"
+        return self.not_vectorizable() or vectorize.ONE_THREAD
+
+    def key(self) -> Optional[str]:
+        """Equal for lists whose `examples` compute the same (tracing.shared_map), or None."""
+        if self.captured.key is None or self.entered is not None:
+            return None
+        parts = [(type(t).__name__, t.dtype.name) for t in self.tensors]
+        keep = True if self.keep is True else self.keep.shape.ndims
+        return f"examples_{self.captured.key}_{parts}_{self.shapes}_{keep}_{self.enqueue_many}"
+
+    def block_size(self) -> int:
+        """Examples per vectorized block (see vectorize.block_size)."""
+        shapes, dtypes = list(self.shapes), [t.dtype for t in self.tensors]
+        if self.keep is not True:  # The keep_input column.
+            shapes.append(tf.TensorShape([]))
+            dtypes.append(tf.bool)
+        return vectorize.block_size(shapes, dtypes)
+
+    def examples(self, element, ordinal=None, log=None) -> tuple:
+        """The element's values, shaped, with a scalar keep_input as a trailing column.
+
+        Everything per element happens in this one map: each extra tf.data map costs tens of
+        microseconds per element. With a `log`, the example is logged as it enters and
+        leaves, so that an error can name the record it came from.
+        """
+        with tf.name_scope(origins.EXAMPLE_SCOPE):
+            entering = []
+            if log is not None:
+                entering.append(log.enter(ordinal, self.captured.origin(element)))
+            if self.entered is not None:
+                # Counted before the graph runs, so an example that fails is counted too.
+                one = tf.constant(1, tf.int64)
+                entering.append(
+                    graph_ops.AssignAddVariableOp(resource=self.entered.handle, value=one)
+                )
+            with tf.control_dependencies(entering):
+                outputs = self.captured(element)
+            values = self._shaped(outputs)
+            if log is None:
+                return values
+            with tf.control_dependencies(tf.nest.flatten(values, expand_composites=True)):
+                left = log.leave(ordinal)
+            with tf.control_dependencies([left]):
+                return tf.nest.map_structure(tf.identity, values, expand_composites=True)
+
+    def _shaped(self, outputs: list) -> tuple:
+        values = _regroup(self.tensors, outputs[: len(outputs) - (0 if self.keep is True else 1)])
+        keep = None if self.keep is True else outputs[-1]
+        if keep is not None and self.keep.shape.ndims == 1:
+            values = [
+                _sparse_rows(v, keep)
+                if isinstance(v, tf.SparseTensor)
+                else tf.boolean_mask(v, keep)
+                for v in values
+            ]
+            keep = None
+        lead = tf.TensorShape([None] if self.enqueue_many else [])
+        values = [
+            v
+            if isinstance(v, tf.SparseTensor) or s.rank is None
+            else tf.ensure_shape(v, lead.concatenate(s))
+            for v, s in zip(values, self.shapes)
+        ]
+        return tuple(values) + (() if keep is None else (keep,))
+
+
+def capture_list(tensors: list, keep, what: str, shapes: list, enqueue_many: bool) -> ExampleList:
+    targets = flat_targets(tensors)
+    if keep is not True and keep is not False:
+        targets.append(keep)
+    captured = capture_lib.capture(targets, what, defer_errors=True)
+    keep = True if keep is False else keep
+    return ExampleList(tensors, captured, keep, shapes, enqueue_many, what=what)
+
+
+def example_log(item: ExampleList, skipping: bool, logs: list) -> Optional[origins.ExampleLog]:
+    """Under bad_records="skip", a log of the examples in flight, to name the skipped ones.
+
+    Only then: a stateful op per example costs microseconds, and the map already runs one
+    example at a time under that policy.
+    """
+    if not skipping:
+        return None
+    log = origins.ExampleLog(item.captured.origin_kind())
+    logs.append(log)
+    return log
+
+
+def per_example_map(dataset: tf.data.Dataset, function, parallel: dict) -> tf.data.Dataset:
+    """`dataset.map(function)` where an OutOfRangeError raised by the per-example graph
+    (`limit_epochs`, `count_up_to`) ends the input, as it ended the legacy queue runner.
+
+    TensorFlow 2's `Dataset.map` turns that error into InvalidArgumentError; the
+    `tf.compat.v1` map keeps the TF1 meaning (no cardinality to preserve), with the same
+    kernel and the same speed.
+    """
+    return tf.compat.v1.data.Dataset.map(dataset, function, **parallel)
+
+
+def map_examples(dataset: tf.data.Dataset, examples, log, parallel) -> tf.data.Dataset:
+    """`examples(element, ordinal)` over `dataset`; elements are numbered only for a log."""
+    if log is None:
+        return per_example_map(dataset, lambda *element: examples(element, None), parallel)
+    numbered = tracing.enumerate_(dataset)
+    return per_example_map(numbered, lambda i, *element: examples(element, i), parallel)
+
+
+def examples_of(item: ExampleList, elements, parallel, skipping: bool, logs: list):
+    """The examples of one list made from its source's `elements`."""
+    key = item.key()
+    # A block at a time (vectorize.py). Only with num_threads > 1, where legacy delivery
+    # before an error already depended on thread timing: a bad record fails its block.
+    why_not = item.not_vectorizable() if parallel else item.one_at_a_time()
+    blocks = vectorize.blocks_or_none(
+        item.what,
+        why_not,
+        item.block_size,
+        lambda block: vectorize.map_blocks(
+            elements, [item.examples], parallel, block=block, key=key
+        ),
+    )
+    if blocks is not None:
+        return blocks
+    log = example_log(item, skipping, logs)
+    if log is None and key is not None:
+        # The tf.compat.v1 map's choice: an OutOfRangeError from the graph ends the input.
+        return tracing.shared_map(
+            elements, key, item.examples, parallel=parallel, preserve_cardinality=False
+        )
+    return map_examples(elements, lambda element, i: item.examples(element, i, log), log, parallel)

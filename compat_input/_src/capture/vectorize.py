@@ -1,0 +1,206 @@
+"""Mapping the per-example graph over blocks of examples at once.
+
+tf.data calls a map function once per element, and each call costs microseconds before the
+first op runs. `tf.vectorized_map` (pfor) rewrites the per-example graph into one graph
+over a block, so that cost and every kernel launch are paid once per block (10x on
+decode_csv, 3x on an image pipeline). batchers/batching.py decides where this is provably the same
+as one example at a time; this module does the rewriting and never settles for less than
+the per-example map: a graph that pfor cannot convert op for op is not vectorized at all
+(pfor's own fallback, a while loop over the block, is slower than a parallel map).
+
+The converters pfor lacks for legacy input graphs (decode_raw, per-example crops and
+contrast, string ops, table lookups, v1 conds) are added while our own graphs are
+converted (block_converters.py).
+
+`mappings` records how each batcher's per-example graph was mapped, and why not by blocks
+where it was not: `compat-input run` reports it at exit, so that a slow path is never silent.
+"""
+
+import re
+from collections.abc import Callable
+from typing import Optional
+
+import tensorflow as tf
+
+from compat_input._src.bad_records import origins
+from compat_input._src.capture import block_converters
+from compat_input._src.core import tf_internals
+from compat_input._src.core import tracing
+
+_pfor = tf_internals.pfor
+
+BLOCK = 128
+# A block's values, per op, stay near this size: big examples (images) come fewer to a
+# block. Bigger blocks of them only held more memory: 30 MB more on the image benchmark for
+# 128 examples a block than for 32, at the same speed.
+_BLOCK_BYTES = 512 * 1024
+
+
+def block_size(shapes: list, dtypes: list) -> int:
+    """Examples per block for examples of these (fully defined) shapes and types."""
+    size = sum(
+        max(1, shape.num_elements()) * (64 if dtype == tf.string else dtype.size)
+        for shape, dtype in zip(shapes, dtypes)
+    )
+    block = BLOCK
+    while block > 16 and block * size > _BLOCK_BYTES:
+        block //= 2
+    return block
+
+
+class NotVectorized(Exception):
+    """The per-example graph cannot be mapped a block at a time; the message says why."""
+
+
+ONE_THREAD = "num_threads=1: one example at a time, in legacy's order"
+
+# How each batcher's per-example graph was mapped, in build order: `(batcher, how)`.
+# `compat-input run` reports it at exit, so that a slow path is never silent.
+mappings: list = []
+
+
+def note(what: str, how: str) -> None:
+    mappings.append((what, how))
+
+
+def blocks_or_none(what: str, why_not: Optional[str], block_size: Callable, make: Callable):
+    """`make(block)` (a `map_blocks` of `block = block_size()` examples a block) where
+    `why_not` is None, else None; None too where pfor cannot convert. Noted for `what`."""
+    if why_not is None:
+        try:
+            block = block_size()  # Only examples of fully defined shapes have one.
+            blocks = make(block)
+            note(what, f"vectorized, {block} examples a block")
+            return blocks
+        except NotVectorized as e:
+            why_not = str(e)
+    note(what, f"per example ({why_not})")
+    return None
+
+
+def _reason(error: Exception) -> str:
+    """pfor's error, in a line: which op it could not convert."""
+    if isinstance(error, TypeError) and error.__context__ is not None:
+        # pfor's own report of a converter's error fails on imported ops (no traceback).
+        error = error.__context__
+    text = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    found = re.match(r"No pfor vectorization defined for (\S+)", text)
+    if found:
+        return f"no block conversion for op type {found.group(1)}"
+    return text[:160]
+
+
+def map_blocks(
+    dataset: tf.data.Dataset,
+    branches: list,
+    parallel: dict,
+    which: Optional[Callable] = None,
+    block: int = BLOCK,
+    key: Optional[str] = None,
+) -> tf.data.Dataset:
+    """Examples from `dataset`'s elements, a block at a time; NotVectorized if pfor cannot
+    convert them.
+
+    Element `e` becomes the example `branches[which(e)](e)` (`branches[0](e)` without
+    `which`, which must work on a whole block at once). The result's elements are the
+    examples, in order. A block is split between branches here, not by a cond inside the
+    vectorized graph, so that every branch is vectorized in the block's own graph. `key`
+    names what `branches[0]` computes, where it is the only branch (tracing.shared_map).
+    """
+
+    def one(element):
+        if which is None:
+            return branches[0](element)
+        return tf.switch_case(
+            tf.cast(which(element), tf.int32), [lambda b=b: b(element) for b in branches]
+        )
+
+    def block_examples(*elements):
+        uniforms: list = []
+        if which is None:
+            outputs = _vectorized(branches[0], elements, uniforms)
+        else:
+            size = tf.shape(elements[0])[0]
+            turns = tf.cast(which(elements), tf.int32)
+            places = tf.dynamic_partition(tf.range(size), turns, len(branches))
+            parts = [
+                _vectorized(b, tuple(tf.gather(e, at) for e in elements), uniforms)
+                for b, at in zip(branches, places)
+            ]
+            outputs = tuple(
+                tf.dynamic_stitch(places, [part[i] for part in parts]) for i in range(len(parts[0]))
+            )
+        if not uniforms:
+            return outputs
+        signature = tf.nest.map_structure(lambda t: tf.TensorSpec(t.shape[1:], t.dtype), outputs)
+        return tf.cond(
+            tf.reduce_all(tf.stack(uniforms)),
+            lambda: outputs,
+            # Records of several lengths in this block: one at a time, as before.
+            lambda: tf.map_fn(one, tuple(elements), fn_output_signature=signature),
+        )
+
+    try:
+        shared = f"blocks_{key}_{block}" if key is not None and which is None else None
+        blocks = tracing.shared_map(
+            tracing.batch(dataset, block),
+            shared,
+            lambda element: block_examples(
+                *(element if isinstance(element, tuple) else (element,))
+            ),
+            parallel=parallel,
+            prune=True,  # What pfor converted stays behind, dead.
+        )
+    except NotVectorized:
+        raise
+    except Exception as e:  # pfor has no converter for some op: the per-example map is used.
+        raise NotVectorized(_reason(e)) from e
+    return tracing.unbatch(blocks)
+
+
+def _vectorized(examples: Callable, elements: tuple, uniforms: list) -> tuple:
+    with block_converters.converters(uniforms), tf.name_scope(origins.EXAMPLE_SCOPE):
+        outputs = _over_block(examples, elements)
+    graph = tf.compat.v1.get_default_graph()
+    if any(u.graph is not graph for u in uniforms):
+        # Only the block's own graph can choose the example-at-a-time result.
+        raise NotVectorized("decode_raw inside a branch or a loop")
+    return tuple(outputs)
+
+
+def _over_block(examples: Callable, elements: tuple):
+    """`tf.vectorized_map(examples, elements)`, for elements of one length (a block's).
+
+    vectorized_map takes each example's view of an element by gathering it at the
+    example's index, broadcasting elements of length 1, and pfor keeps that machinery in
+    the graph (14 ops an element, and 17 to find the length): every pipeline's iterator
+    instantiates them (the CSV tower's function had 41 nodes, now 10). Here the views are
+    the elements themselves, as pfor sees them.
+    """
+
+    def mapped():  # TensorFlow's own, where pfor's pieces are missing or do not fit.
+        return tf.vectorized_map(examples, elements, fallback_to_while_loop=False, warn=False)
+
+    if not hasattr(_pfor, "PFor") or not hasattr(_pfor.PFor, "_add_conversion"):
+        return mapped()
+    graph = tf.compat.v1.get_default_graph()
+    # dimension_value: under V1 TensorShape (TF1 behaviour) shape[0] is a Dimension, never
+    # None; handed to PFor as a length it failed every conversion, and each block fell back
+    # to the per-example map (500k -> 45k examples/s on CSV).
+    length = tf.compat.dimension_value(elements[0].shape[0])
+    if length is None:
+        length = tf.shape(elements[0], out_type=tf.int32)[0]
+    before = set(graph.get_operations())
+    with tf.name_scope("loop_body"):
+        index = tf.compat.v1.placeholder_with_default(0, shape=[])
+        views = tuple(tf.gather(element, index) for element in elements)
+        outputs = examples(views)
+    flat = tf.nest.flatten(outputs)
+    if not all(isinstance(t, tf.Tensor) for t in flat):  # What pfor's own wrapper unpacks.
+        return mapped()
+    made = set(graph.get_operations()) - before
+    with tf.name_scope("pfor"):
+        converter = _pfor.PFor(index, length, made, fallback_to_while_loop=False, warn=False)
+        for view, element in zip(views, elements):
+            converter._add_conversion(view, _pfor.wrap(element, True))
+        return tf.nest.pack_sequence_as(outputs, [converter.convert(t) for t in flat])

@@ -1,0 +1,143 @@
+"""install(): the one switch that changes TensorFlow, from one table that uninstall() undoes.
+
+Importing compat_input changes nothing in TensorFlow. `install()` (and `compat-input run`,
+which calls it) applies every row of `PATCHES`, recording what each attribute was
+(core/patching.py); `uninstall()` puts every one back exactly, inherited attributes
+included. Two kinds of row:
+
+- served names: a program converted by `tf_upgrade_v2` spells the queue API
+  `tf.compat.v1.train.batch`, `tf.compat.v1.TextLineReader`, ...; installing serves those
+  attributes of TensorFlow's `compat.v1` modules from compat_input;
+- hooks, only where no design without one exists: naming the bad record in an error raised
+  by `Session.run` (or a `make_callable` callable) needs the error after the fact, and a
+  Saver built after the input must still restore a checkpoint written by legacy code,
+  which holds no input position; and, only with `install(record_batches=PATH)`, the
+  batches each `Session.run` reads (`compat-input compare --batches`), on legacy queues
+  too (`serve=False`).
+
+Code that calls `compat_input.batch` and friends directly gets the same results without
+`install()`; only those two extras need it (README, "What needs install()").
+"""
+
+import sys
+from collections.abc import Callable
+from typing import Any
+from typing import Optional
+
+import tensorflow as tf
+
+from compat_input._src.bad_records import located_errors
+from compat_input._src.commands import batch_records
+from compat_input._src.commands.served_names import SERVED
+from compat_input._src.commands.served_names import SERVED_IN_API
+from compat_input._src.commands.served_names import SERVED_IN_MODULES
+from compat_input._src.core import patching
+from compat_input._src.core import tf_internals
+from compat_input._src.core.patching import Patch
+from compat_input._src.core.tf_internals import saver_lib
+from compat_input._src.core.tf_internals import session_lib
+from compat_input._src.runtime import checkpoint
+
+
+def _tf_attribute(path: str) -> Any:
+    """`tf.<path>`, looked up now (TensorFlow's API modules load their names lazily)."""
+    value = tf
+    for part in filter(None, path.split(".")):
+        value = getattr(value, part)
+    return value
+
+
+def _tf1_module(path: str) -> Callable[[], Any]:
+    return lambda: _tf_attribute(f"compat.v1.{path}")
+
+
+def _module(path: str) -> Callable[[], Any]:
+    return lambda: tf_internals.legacy_module(path)
+
+
+def _served(name: str) -> Callable[[Any], Any]:
+    import compat_input
+
+    return lambda original: getattr(compat_input, name)
+
+
+PATCHES = tuple(
+    Patch(_tf1_module(path), name, _served(name), "serve the legacy name")
+    for path, names in SERVED
+    for name in names
+) + (
+    # `tf.compat.v1.compat.v1` is a module of its own (its submodules are shared): where
+    # `compat-input run` gives a script's `import tensorflow` the v1 module, the reader it
+    # spelled `tf.compat.v1.TFRecordReader` (tf_upgrade_v2's spelling) was TensorFlow's.
+    *(
+        Patch(_tf1_module("compat.v1"), name, _served(name), "serve the legacy name")
+        for path, names in SERVED
+        if path == ""
+        for name in names
+    ),
+    *(
+        Patch(_module(path), name, _served(name), "serve the name where libraries import it")
+        for path, names in SERVED_IN_MODULES
+        for name in names
+    ),
+    *(
+        Patch(lambda path=path: _tf_attribute(path), name, _served(name), "serve the name")
+        for path, names in SERVED_IN_API
+        for name in names
+    ),
+    Patch(
+        lambda: session_lib.BaseSession,
+        "run",
+        located_errors.locating_run,
+        "errors from a pipeline name the bad record",
+    ),
+    Patch(
+        lambda: session_lib.BaseSession,
+        "make_callable",
+        located_errors.locating_make_callable,
+        "errors from Session.make_callable callables name the bad record too",
+    ),
+    Patch(
+        lambda: saver_lib.Saver,
+        "restore",
+        checkpoint.tolerant_restore,
+        "a Saver built after the input restores checkpoints written without positions",
+    ),
+    # `import tensorflow.compat.v1 as tf` (not yet imported so) loads that module a second
+    # time, as a new object put in place of `tf.compat.v1`: a program importing it after
+    # install() got TensorFlow's readers. Registered under their import names, the modules
+    # install() patched are what every spelling reaches.
+    *(
+        Patch(
+            lambda: sys.modules,
+            f"tensorflow.{path}",
+            lambda original, path=path: original or _tf_attribute(path),
+            "`import tensorflow.compat.v1` reaches the patched module",
+            item=True,
+        )
+        for path in ("compat", "compat.v1")
+    ),
+    Patch(
+        lambda: session_lib.BaseSession,
+        "run",
+        batch_records.recording_run,
+        "compat-input compare --batches: fingerprints of the batches each run reads",
+        option="record_batches",
+    ),
+)
+
+
+def install(record_batches: Optional[str] = None, serve: bool = True) -> None:
+    """Serves the `tf.compat.v1` queue-input names from compat_input and installs the
+    hooks of `PATCHES` (idempotent); `uninstall()` undoes all of it.
+
+    `record_batches=PATH` also writes a fingerprint of every input batch the program
+    reads to PATH (batch_records.py); `serve=False` installs that alone, for a program
+    on legacy queues (`compat-input compare --batches`).
+    """
+    patching.apply(PATCHES, {"record_batches": record_batches}, serve)
+
+
+def uninstall() -> None:
+    """Restores every attribute `install()` replaced, exactly as it was."""
+    patching.undo()

@@ -1,0 +1,271 @@
+"""Every private TensorFlow API compat_input uses, in one place.
+
+Each is used only where TensorFlow has no public way to do the same; each entry says why.
+Tested with TensorFlow 2.21 (CPU, Python 3.11); setup.cfg admits 2.16 and newer, and an
+entry that has moved makes the feature that needs it degrade as its comment says (the
+import here never fails). `tests/test_package.py` checks that no other module imports
+`tensorflow.python`.
+"""
+
+import contextlib
+import importlib
+
+import tensorflow as tf
+
+# Session classes: `install()` wraps `BaseSession.run` / `make_callable` so that errors from
+# a pipeline name their record (bad_records/origins.py); `start_queue_runners` accepts any session.
+from tensorflow.python.client import session as session_lib  # noqa: F401 - re-exported
+
+# MonitoredSession's wrapper type, to find the raw session under it (runtime/runners.py).
+from tensorflow.python.training import monitored_session  # noqa: F401 - re-exported
+
+# The Saver's restore, wrapped by `install()` so that checkpoints written without input
+# positions (by legacy code) still restore (runtime/checkpoint.py).
+from tensorflow.python.training import saver as saver_lib  # noqa: F401 - re-exported
+
+# The base class of the Saver's saveables; a pipeline's position is one (runtime/checkpoint.py).
+from tensorflow.python.training.saving import saveable_object  # noqa: F401 - re-exported
+
+try:  # TensorFlow's switch for its deprecation warnings (a context manager).
+    from tensorflow.python.util.deprecation import silence as _silence_deprecations
+except ImportError:  # pragma: no cover - the warnings then show, nothing else changes.
+    _silence_deprecations = contextlib.nullcontext
+
+
+def our_deprecated_calls():
+    """Where compat_input itself calls a deprecated TensorFlow API (a one-shot iterator,
+    TensorFlow's Supervisor under ours): no warning a user sees may point at our files.
+    The program's own calls of the same APIs still warn, at its lines."""
+    return _silence_deprecations()
+
+
+def legacy_module(name: str):
+    """TensorFlow's module `tensorflow.python.<name>`: where the queue API is defined or
+    re-exported, and libraries (tf_slim) import it from; `install()` serves names there."""
+    return importlib.import_module(f"tensorflow.python.{name}")
+
+
+@contextlib.contextmanager
+def seed_counter_kept(graph: tf.Graph):
+    """Leaves `graph`'s counter of op seeds (`get_seed`) as it was: a one-shot iterator
+    draws from it. Legacy input functions draw only where they make a random op, and every
+    random op a program makes after its input takes the counter's next value."""
+    from tensorflow.python.framework import random_seed
+
+    counters = random_seed._graph_to_seed_dict
+    before = counters.get(graph)
+    try:
+        yield
+    finally:
+        if before is None:
+            counters.pop(graph, None)
+        else:
+            counters[graph] = before
+
+
+def update_input(op: tf.Operation, index: int, tensor: tf.Tensor) -> None:
+    """Makes `op` read `tensor` as its input `index`, before any session ran the graph: the
+    options op of a reader's pipeline, switched to a stream its producer's readers share
+    (pipeline._share_work). TensorFlow has no public way to change a made op's input."""
+    op._update_input(index, tensor)
+
+
+def release_closed_session(sess) -> None:
+    """Deletes a closed session's TensorFlow state now (its iterators and their threads),
+    as its garbage collection would. TensorFlow has no public call for it; at interpreter
+    exit, deleting it later races the interpreter's finalization
+    (runtime/session_release.py)."""
+    if getattr(sess, "_closed", False) and getattr(sess, "_session", None) is not None:
+        sess.__del__()
+
+
+try:  # AutoGraph's switch: our own tf.data functions skip conversion (tracing.py).
+    from tensorflow.python.autograph.core import ag_ctx
+except ImportError:  # pragma: no cover - slower builds, same results.
+    ag_ctx = None
+
+try:  # pfor, behind `tf.vectorized_map`: its converter registry (capture/vectorize.py).
+    from tensorflow.python.ops.parallel_for import pfor
+except ImportError:  # pragma: no cover - per-example maps, same results.
+    pfor = None
+
+
+try:  # v1 while loops' context: `mark_in_loops` (capture/capture.py).
+    from tensorflow.python.ops import control_flow_ops as _control_flow_ops
+except ImportError:  # pragma: no cover - v1 while loops in captured graphs fail to run.
+    _control_flow_ops = None
+
+
+def mark_in_loops(ops: list) -> None:
+    """Gives the v1 while-loop ops among `ops` (just imported into a function) a while
+    context, as the graph they came from had.
+
+    `import_graph_def` restores no control-flow contexts. A traced function's automatic
+    control dependencies skip ops in while loops by their context; without one they made
+    the function's outputs wait on the loop's Merge, inside the loop's frame, and every run
+    failed ("has inputs from different frames"): any TF1-behaviour program with a
+    `tf.while_loop` in its per-example graph. In a loop: what an Enter reaches, up to and
+    with its Exit.
+    """
+    if _control_flow_ops is None:
+        return
+    ours = set(ops)
+    frontier = [op for op in ops if op.type in ("Enter", "RefEnter")]
+    seen: set = set()
+    while frontier:
+        op = frontier.pop()
+        if op in seen or op not in ours:
+            continue
+        seen.add(op)
+        if op.type in ("Exit", "RefExit"):
+            continue
+        frontier.extend(c for t in op.outputs for c in t.consumers())
+        frontier.extend(op._control_outputs)
+    if seen:
+        context = _control_flow_ops.WhileContext(name="compat_input_imported_loop")
+        for op in seen:
+            op._set_control_flow_context(context)
+
+
+@contextlib.contextmanager
+def at_root(graph: tf.Graph):
+    """Ops made at the root of `graph`: no scope, device or control dependencies; made
+    even after `Graph.finalize()` (a Saver built or a meta-graph exported after it)."""
+    finalized = graph.finalized
+    if finalized:
+        unfinalize(graph)
+    try:
+        with graph.as_default(), graph.name_scope(None), graph.device(None):
+            with tf.compat.v1.control_dependencies(None):
+                yield
+    finally:
+        if finalized:
+            graph.finalize()
+
+
+def made_once(made: dict, what: str, graph: tf.Graph, make):
+    """`made[what]`, made by `make()` on first use at the root of `graph`, which may be
+    finalized by then (ops a pipeline or its state needs only on some paths)."""
+    if what not in made:
+        with at_root(graph):
+            made[what] = make()
+    return made[what]
+
+
+def unfinalize(graph: tf.Graph) -> None:
+    """Lets ops be added to a finalized graph (MonitoredTrainingSession finalizes it).
+
+    Only on failure paths: the error probe (bad_records/origins.py) and the position-less restore
+    (runtime/checkpoint.py) each add a few ops once, then finalize the graph again.
+    """
+    graph._unsafe_unfinalize()
+
+
+def has_function(graph: tf.Graph, name: str) -> bool:
+    """Whether a function is in the graph's library (no public lookup by name)."""
+    return graph._is_function(name)
+
+
+def add_function(graph: tf.Graph, function) -> None:
+    """Adds the program's own function object, so pfor can see into cond/while branches."""
+    graph._add_function(function)
+
+
+def functions_of(graph: tf.Graph) -> dict:
+    """The graph's function library by name."""
+    return graph._functions
+
+
+def is_ref_dtype(dtype: tf.DType) -> bool:
+    """A TF1 reference type (`int32_ref`); no public spelling in TensorFlow 2."""
+    return dtype._is_ref_dtype
+
+
+def iterator_resource(iterator) -> tf.Tensor:
+    """The resource of a v1 iterator, to save and restore its position (no public handle)."""
+    return iterator._iterator_resource
+
+
+class _DeferredIterator(tf.compat.v1.data.Iterator):
+    """A v1 iterator whose initializer and string handle are made on first use.
+
+    TensorFlow's makes both with the iterator (`Iterator.__init__`), and a reader that only
+    batchers read never uses either (runtime/pipeline.py). A batcher's initializer is made with it
+    (`initializer`); its string handle is seldom used. Three ops of a tower.
+    """
+
+    def __init__(self, resource: tf.Tensor, spec, make_initializer, initializer=None):
+        from tensorflow.python.data.ops import iterator_ops
+        from tensorflow.python.data.util import structure
+
+        self._iterator_resource = resource
+        self._element_spec = spec
+        self._flat_tensor_shapes = structure.get_flat_tensor_shapes(spec)
+        self._flat_tensor_types = structure.get_flat_tensor_types(spec)
+        self._get_next_call_count = 0
+        self._make_initializer = make_initializer
+        self._made: dict = {} if initializer is None else {"initializer": initializer}
+        tf.compat.v1.add_to_collection(iterator_ops.GLOBAL_ITERATORS, resource)
+
+    def _once(self, what: str, make):
+        return made_once(self._made, what, self._iterator_resource.graph, make)
+
+    @property
+    def initializer(self) -> tf.Operation:
+        return self._once("initializer", self._make_initializer)
+
+    @property
+    def _string_handle(self) -> tf.Tensor:
+        resource = self._iterator_resource
+        return self._once(
+            "handle", lambda: tf.raw_ops.IteratorToStringHandle(resource_handle=resource)
+        )
+
+
+def deferred_iterator(resource: tf.Tensor, spec, make_initializer, initializer=None):
+    """A `tf.compat.v1.data.Iterator` over `resource` whose `initializer` is
+    `make_initializer()`, made at the graph's root on first use (or `initializer`, made
+    already), and its string handle too. None where this TensorFlow lays its iterator out
+    otherwise (the caller makes its initializer now)."""
+    try:
+        return _DeferredIterator(resource, spec, make_initializer, initializer)
+    except (ImportError, AttributeError):  # pragma: no cover - two ops more per reader.
+        return None
+
+
+def saver_var_list(saver):
+    """What a Saver saves (no public accessor)."""
+    return saver._var_list
+
+
+def handle_data(tensor: tf.Tensor):
+    """A resource handle's variable type and shape (serialized), or None. Shape inference of
+    ops like ResourceCountUpTo needs it on a function's handle arguments (tracing.py)."""
+    if tensor.dtype != tf.resource:
+        return None
+    from tensorflow.python.ops import handle_data_util
+
+    data = handle_data_util.get_handle_data(tensor)
+    return data.SerializeToString() if data is not None and data.is_set else None
+
+
+def set_handle_data(tensor: tf.Tensor, serialized: bytes) -> None:
+    """Gives a function's handle argument the `handle_data` of the handle passed to it."""
+    from tensorflow.core.framework import cpp_shape_inference_pb2
+    from tensorflow.python.ops import handle_data_util
+
+    data = cpp_shape_inference_pb2.CppShapeInferenceResult.HandleData.FromString(serialized)
+    handle_data_util.set_handle_data(tensor, data)
+
+
+def op_def(op_type: str):
+    """The registered `OpDef` of an op type, or None (no public registry lookup)."""
+    from tensorflow.python.framework import op_def_registry
+
+    return op_def_registry.get(op_type)
+
+
+def create_op(graph: tf.Graph, op_type: str, inputs: list, attrs: dict, name: str, definition):
+    """The op made from its inputs and serialized attrs alone: what TensorFlow's generic
+    op builder does last, after its per-op inference (graph_ops.py)."""
+    return graph._create_op_internal(op_type, inputs, name=name, attrs=attrs, op_def=definition)

@@ -1,0 +1,386 @@
+"""Tracing our own tf.data functions."""
+
+import functools
+import re
+import weakref
+from collections.abc import Callable
+
+import tensorflow as tf
+
+from compat_input._src.core import graph_ops
+from compat_input._src.core import tf_internals
+from compat_input._src.core.state_variables import initial
+
+_ag_ctx = tf_internals.ag_ctx
+
+
+def without_autograph(build: Callable) -> Callable:
+    """Decorator: the tf.data functions that `build` traces are not converted by AutoGraph.
+
+    Ours are plain graph code, with no Python control flow on tensors; AutoGraph parses and
+    rewrites each one anyway, a quarter of an image pipeline's build time. The program's
+    own code is never traced here: its graph is captured, not called.
+    """
+
+    @functools.wraps(build)
+    def wrapper(*args, **kwargs):
+        if _ag_ctx is None:
+            return build(*args, **kwargs)
+        with _ag_ctx.ControlStatusCtx(status=_ag_ctx.Status.DISABLED):
+            return build(*args, **kwargs)
+
+    return wrapper
+
+
+def stand_in(shape: tf.TensorShape, dtype: tf.DType) -> tf.Tensor:
+    """Zeros of `shape` (unknown sizes 0, unknown rank a scalar): a value of the right
+    type and rank for a branch of our functions that never hands it on."""
+    if shape.rank is None:
+        return tf.zeros([], dtype)
+    return tf.zeros([d if d is not None else 0 for d in shape.as_list()], dtype)
+
+
+def after(op) -> tf.Tensor:
+    """A constant True that runs `op` first: what a tf.cond branch returns for an op."""
+    with tf.control_dependencies([op]):
+        return tf.constant(True)
+
+
+# -- functions traced once per graph ----------------------------------------------------------
+#
+# `Dataset.map` traces its function anew for every pipeline: about 3 ms each, and one more
+# function in the graph's library, which every session executor copies. A graph with 50
+# per-tower inputs had 600 of them. Where our own function's inputs are all explicit (the
+# element, then `args`: the handles and tensors it would otherwise capture), it is traced
+# once per graph and each pipeline's dataset op passes its own `args`.
+
+_traced: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+class _NotDense(Exception):
+    pass
+
+
+def _outermost(graph: tf.Graph) -> tf.Graph:
+    while getattr(graph, "outer_graph", None) is not None:
+        graph = graph.outer_graph
+    return graph
+
+
+def _spec(value) -> tf.TensorSpec:
+    return tf.TensorSpec(value.shape, value.dtype)
+
+
+def dense(specs) -> bool:
+    """Whether every spec of the flat `specs` is a plain TensorSpec."""
+    return all(type(s) is tf.TensorSpec for s in specs)
+
+
+def _function(
+    key: str, fn: Callable, element_spec, args: list, dataset_out: bool = False, prune=False
+):
+    """`(concrete function, its extra inputs, output spec)`, or None where not dense.
+
+    `fn(element, *args)` is traced with `args` as arguments. A function that still captures
+    something (a tensor reached through an object, not `args`) is used for this pipeline
+    only, its captures passed along: sharing it would read another pipeline's state. So is
+    one whose `key` is None (its caller knows it differs between pipelines).
+    """
+    flat = tf.nest.flatten(element_spec)
+    arg_specs = [_spec(a) for a in args]
+    if not dense(flat):
+        return None
+    graph = tf.compat.v1.get_default_graph()
+    # Random ops take their seeds from the graph's seed when traced.
+    handles = [tf_internals.handle_data(a) for a in args]
+    cache_key = (key, tuple(flat), tuple(arg_specs), tuple(handles), _outermost(graph).seed)
+    cache = _traced.setdefault(_outermost(graph), {})
+    hit = cache.get(cache_key) if key is not None else None
+    if hit is None:
+        out: dict = {}
+
+        def body(*inputs):
+            _give_handle_data(inputs[len(flat) :], handles)
+            element = tf.nest.pack_sequence_as(element_spec, inputs[: len(flat)])
+            result = fn(element, *inputs[len(flat) :])
+            if dataset_out:
+                if not dense(tf.nest.flatten(result.element_spec)):
+                    raise _NotDense()
+                out["spec"] = result.element_spec
+                return result._variant_tensor
+            if not all(isinstance(t, tf.Tensor) for t in tf.nest.flatten(result)):
+                raise _NotDense()  # A SparseTensor, a RaggedTensor: tf.data's own map.
+            out["spec"] = tf.nest.map_structure(_spec, result)
+            return tf.nest.flatten(result)
+
+        body.__name__ = "compat_input_" + re.sub(r"\W+", "_", key or "own")[:48]
+        traced = tf.function(body, input_signature=flat + arg_specs, autograph=False)
+        try:
+            concrete = traced.get_concrete_function()
+        except _NotDense:
+            return None
+        if prune:
+            concrete = _without_dead_ops(concrete, body.__name__)
+        hit = (concrete, out["spec"])
+        if concrete.captured_inputs or key is None:
+            return concrete, list(args) + list(concrete.captured_inputs), out["spec"]
+        cache[cache_key] = hit
+    return hit[0], list(args), hit[1]
+
+
+def _give_handle_data(placeholders, handles: list) -> None:
+    """Gives a traced function's handle arguments the `handle_data` of what is passed."""
+    for placeholder, data in zip(placeholders, handles):
+        if data is not None:
+            tf_internals.set_handle_data(placeholder, data)
+
+
+def _converted_away(name: str) -> bool:
+    """An op of the per-example graph pfor rewrote for a block (vectorize._over_block makes
+    them under `loop_body`; what pfor makes from them is under `.../pfor/`)."""
+    return "/loop_body/" in name and "/pfor/" not in name
+
+
+def _without_dead_ops(concrete, name: str):
+    """`concrete` less the ops that nothing it returns or runs depends on.
+
+    pfor leaves the per-example graph it converted in the block's function, dead: a third
+    of a CSV example's. Every iterator instantiates the function whole, and each node costs
+    every pipeline kilobytes (50 towers: 4 MB for those of the CSV example).
+    """
+    graph = concrete.graph
+    if concrete.captured_inputs:  # Its callers pass them: left as it is.
+        return concrete
+    # The per-example ops pfor converted are dead, but tracing gave the function's
+    # outputs control edges to the stateful ones and to v1 conds' Merges among them
+    # (automatic control dependencies): kept, they ran one example's graph again for
+    # every block. Control edges to them are dropped; data edges (ops pfor reuses as they
+    # are, the same for every example) are kept.
+    live = [t.op.name for t in graph.outputs]
+    live += [op.name for op in graph.control_outputs if not _converted_away(op.name)]
+    pruned = graph.as_graph_def()
+    nodes = {node.name: node for node in pruned.node}
+    reached: set = set()
+    while live:
+        op = live.pop()
+        if op not in reached:
+            reached.add(op)
+            live += [
+                i.lstrip("^").split(":")[0]
+                for i in nodes[op].input
+                if not (i.startswith("^") and _converted_away(i))
+            ]
+    if len(reached) == len(nodes):
+        return concrete
+    del pruned.node[:]
+    for op, node in nodes.items():
+        if op in reached:
+            kept = [i for i in node.input if not i.startswith("^") or i[1:] in reached]
+            del node.input[:]
+            node.input.extend(kept)
+            pruned.node.append(node)
+    outputs = [t.name for t in graph.outputs]
+    handles = [tf_internals.handle_data(t) for t in graph.inputs]
+
+    def body(*args):
+        _give_handle_data(args, handles)
+        # The arguments the live ops read: their placeholders are imported as arguments.
+        used = {t.name: a for t, a in zip(graph.inputs, args) if t.op.name in reached}
+        return tf.graph_util.import_graph_def(
+            pruned, input_map=used, return_elements=outputs, name=""
+        )
+
+    body.__name__ = name
+    signature = [tf.TensorSpec(t.shape, t.dtype) for t in graph.inputs]
+    return tf.function(body, input_signature=signature, autograph=False).get_concrete_function()
+
+
+_attrs: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _attr(concrete):
+    """The function attr of an op calling `concrete`, which is added to the graph once.
+
+    Given the function itself, each op adds it (and what it calls) to the graph again,
+    about 0.5 ms of Python per op; by name, nothing.
+    """
+    graph = tf.compat.v1.get_default_graph()
+    made = _attrs.setdefault(graph, {})
+    if concrete not in made:
+        concrete.add_to_graph(graph)
+        made[concrete] = concrete._as_name_attr_list
+    return made[concrete]
+
+
+def _packed(dataset, parts: tuple):
+    """The element as `fn` takes it, from the arguments tf.data's own map passes."""
+    return parts if isinstance(dataset.element_spec, tuple) else parts[0]
+
+
+def typed(spec) -> dict:
+    """The `output_types` and `output_shapes` of a raw dataset op making `spec`'s elements."""
+    flat = tf.nest.flatten(spec)
+    return {"output_types": [s.dtype for s in flat], "output_shapes": [s.shape for s in flat]}
+
+
+@without_autograph
+def shared_map(
+    dataset, key, fn: Callable, args=(), parallel=None, preserve_cardinality=True, prune=False
+):
+    """`dataset.map(lambda e: fn(e, *args), **parallel)`, `fn` traced once per graph.
+
+    `parallel`: `{}` or tf.data's `num_parallel_calls` and `deterministic` arguments;
+    `prune`: the traced function's dead ops are left out (`_without_dead_ops`).
+    """
+    parallel = parallel or {}
+    traced = _function(key, fn, dataset.element_spec, list(args), prune=prune)
+    if traced is None:
+        return dataset.map(lambda *e: fn(_packed(dataset, e), *args), **parallel)
+    concrete, inputs, spec = traced
+    common = {
+        "input_dataset": dataset._variant_tensor,
+        "other_arguments": inputs,
+        "f": _attr(concrete),
+        "preserve_cardinality": preserve_cardinality,
+        **typed(spec),
+    }
+    if parallel.get("num_parallel_calls"):
+        deterministic = parallel.get("deterministic")
+        variant = graph_ops.ParallelMapDatasetV2(
+            num_parallel_calls=initial(parallel["num_parallel_calls"], tf.int64),
+            deterministic="default" if deterministic is None else str(deterministic).lower(),
+            **common,
+        )
+    else:
+        variant = graph_ops.MapDataset(**common)
+    return tf.data.experimental.from_variant(variant, spec)
+
+
+@without_autograph
+def shared_flat_map(dataset, key: str, fn: Callable, args=()):
+    """`dataset.flat_map(lambda e: fn(e, *args))`, with `fn` traced once per graph."""
+    traced = _function(key, fn, dataset.element_spec, list(args), dataset_out=True)
+    if traced is None:
+        return dataset.flat_map(lambda *e: fn(_packed(dataset, e), *args))
+    concrete, inputs, spec = traced
+    variant = graph_ops.FlatMapDataset(
+        input_dataset=dataset._variant_tensor,
+        other_arguments=inputs,
+        f=_attr(concrete),
+        **typed(spec),
+    )
+    return tf.data.experimental.from_variant(variant, spec)
+
+
+def one_file(reader_op, path: tf.Tensor, **attrs) -> tf.data.Dataset:
+    """The records of the file `path` as `reader_op` (a raw reader dataset op) reads them.
+
+    tf.data's reader classes take a list of files through a flat_map: one more function
+    for every pipeline to instantiate, for the one file a legacy reader reads at a time.
+    """
+    attrs.setdefault("compression_type", "")
+    # Bytes read at a time: tf.data's readers' default.
+    attrs.setdefault("buffer_size", tf.constant(256 * 1024, tf.int64))
+    variant = reader_op(filenames=path, **attrs)
+    return tf.data.experimental.from_variant(variant, tf.TensorSpec([], tf.string))
+
+
+def enumerate_(dataset):
+    """`dataset.enumerate()` in two dataset ops, the range's bounds shared by every pipeline
+    of the graph (tf.data's makes six: its bounds, and a rewrite step we turn off)."""
+    spec = (tf.TensorSpec([], tf.int64), dataset.element_spec)
+    start, stop, step = (initial(v, tf.int64) for v in (0, 2**63 - 1, 1))
+    numbers = graph_ops.RangeDataset(
+        start=start, stop=stop, step=step, output_types=[tf.int64], output_shapes=[[]]
+    )
+    variant = graph_ops.ZipDataset(input_datasets=[numbers, dataset._variant_tensor], **typed(spec))
+    return tf.data.experimental.from_variant(variant, spec)
+
+
+def batch(dataset, size, drop_remainder: bool = False):
+    """`dataset.batch(size, drop_remainder)`, its constants shared by every pipeline of the
+    graph (each op costs every session memory, and tf.data's batch makes two per call)."""
+    spec = dataset.element_spec
+    if not dense(tf.nest.flatten(spec)):
+        return dataset.batch(size, drop_remainder=drop_remainder)
+    static = size if isinstance(size, int) and drop_remainder else None
+    batched = tf.nest.map_structure(
+        lambda s: tf.TensorSpec(tf.TensorShape([static]).concatenate(s.shape), s.dtype), spec
+    )
+    variant = graph_ops.BatchDatasetV2(
+        input_dataset=dataset._variant_tensor,
+        batch_size=initial(size, tf.int64) if isinstance(size, int) else size,
+        drop_remainder=initial(drop_remainder, tf.bool),
+        **typed(batched),
+    )
+    return tf.data.experimental.from_variant(variant, batched)
+
+
+def repeated(tensor: tf.Tensor, count: int) -> tf.data.Dataset:
+    """`Dataset.from_tensors(tensor).repeat(count)`, the count shared by the graph."""
+    spec = tf.TensorSpec(tensor.shape, tensor.dtype)
+    one = graph_ops.TensorDataset(components=[tensor], output_shapes=[tensor.shape])
+    variant = graph_ops.RepeatDataset(
+        input_dataset=one, count=initial(count, tf.int64), **typed(spec)
+    )
+    return tf.data.experimental.from_variant(variant, spec)
+
+
+def shuffle(dataset, buffer_size: int, seed=None):
+    """`dataset.shuffle(buffer_size, seed)`, its constants shared by the graph; the seeds
+    are tf.data's own (the graph's seed and `seed`, as `tf.compat.v1.get_seed` gives them)."""
+    spec = dataset.element_spec
+    graph = tf.compat.v1.get_default_graph()
+    if not dense(tf.nest.flatten(spec)) or getattr(graph, "building_function", False):
+        return dataset.shuffle(buffer_size, seed=seed)  # In a function, tf.data's V3 op.
+    seed, seed2 = tf.compat.v1.get_seed(seed)
+    if seed2 is not None and not seed and not seed2:
+        seed2 = 2**31 - 1  # tf.data's: both 0 would mean "random".
+    seed, seed2 = seed or 0, seed2 or 0
+    variant = graph_ops.ShuffleDataset(
+        input_dataset=dataset._variant_tensor,
+        buffer_size=initial(buffer_size, tf.int64),
+        seed=initial(seed, tf.int64),
+        seed2=initial(seed2, tf.int64),
+        reshuffle_each_iteration=True,
+        **typed(spec),
+    )
+    return tf.data.experimental.from_variant(variant, spec)
+
+
+def prefetch(dataset, buffer_size: int):
+    """`dataset.prefetch(buffer_size)`, its constant shared by every pipeline of the graph."""
+    if not dense(tf.nest.flatten(dataset.element_spec)):
+        return dataset.prefetch(buffer_size)
+    variant = graph_ops.PrefetchDataset(
+        input_dataset=dataset._variant_tensor,
+        buffer_size=initial(buffer_size, tf.int64),
+        **typed(dataset.element_spec),
+    )
+    return tf.data.experimental.from_variant(variant, dataset.element_spec)
+
+
+def unbatch(dataset):
+    """`dataset.unbatch()` without the identity map it adds, where every part is dense."""
+    spec = dataset.element_spec
+    if not dense(tf.nest.flatten(spec)):
+        return dataset.unbatch()
+    unbatched = tf.nest.map_structure(lambda s: tf.TensorSpec(s.shape[1:], s.dtype), spec)
+    variant = graph_ops.UnbatchDataset(input_dataset=dataset._variant_tensor, **typed(unbatched))
+    return tf.data.experimental.from_variant(variant, unbatched)
+
+
+def shared_call(key: str, fn: Callable, args) -> list:
+    """`fn(*args)` as one call op, `fn` traced once per graph for these argument types.
+
+    A tf.function call in graph mode costs milliseconds of Python to match its signature;
+    pipelines make several each (start checks, state initialization).
+    """
+    concrete, inputs, spec = _function(key, lambda _, *a: fn(*a), (), list(args))
+    attrs = typed(spec)
+    outputs = graph_ops.StatefulPartitionedCall(
+        args=inputs, Tout=attrs["output_types"], f=_attr(concrete)
+    )
+    for output, shape in zip(outputs, attrs["output_shapes"]):
+        output.set_shape(shape)
+    return tf.nest.pack_sequence_as(spec, outputs)

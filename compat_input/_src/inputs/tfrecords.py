@@ -1,0 +1,87 @@
+"""TFRecord files read up to their first damage, and opened again at a byte offset.
+
+A damaged record must not take the good records of its block down with it (a batch that
+fails loses what it gathered): the records are read up to the damage (`ignore_errors`
+ends a TFRecord file at its first error), and once they are all delivered, the file is
+opened again where reading stopped. At the end of a whole file that reads nothing; at
+damage it raises TensorFlow's own error, as a legacy reader did. No public API opens a
+TFRecord file at an offset: `TFRecordDatasetV2` does, and cannot be serialized (TF 2.21),
+so it is only ever made inside a dataset function.
+"""
+
+from collections.abc import Callable
+from typing import Optional
+
+import tensorflow as tf
+
+from compat_input._src.core import graph_ops
+from compat_input._src.core import tf_internals
+from compat_input._src.core import tracing
+
+tf1 = tf.compat.v1
+
+
+def records_from(path: tf.Tensor, offset, compression: str) -> tf.data.Dataset:
+    """The records of a TFRecord file from a byte offset on (inside a dataset function)."""
+    variant = graph_ops.TFRecordDatasetV2(
+        filenames=tf.reshape(path, [1]),
+        compression_type=compression,
+        buffer_size=tf.constant(256 * 1024, tf.int64),
+        byte_offsets=tf.reshape(tf.cast(offset, tf.int64), [1]),
+    )
+    return tf.data.experimental.from_variant(variant, tf.TensorSpec([], tf.string))
+
+
+def error_at(path: str, offset: int, compression: str) -> Optional[tf.errors.OpError]:
+    """The error reading the record at `offset` of `path` raises now, or None."""
+    with tf.Graph().as_default():
+        record = tf.data.Dataset.from_tensors(tf.constant(path)).flat_map(
+            lambda path: records_from(path, offset, compression).take(1)
+        )
+        with tf_internals.our_deprecated_calls():
+            element = tf1.data.make_one_shot_iterator(record).get_next()
+        with tf1.Session() as sess:
+            try:
+                sess.run(element)
+            except tf.errors.OutOfRangeError:
+                return None
+            except tf.errors.OpError as error:
+                return error
+    return None
+
+
+def keyed_records(
+    work: tf.Tensor, compression: str, block: int, key: Callable, bump, note=None
+) -> tf.data.Dataset:
+    """`(file:offset key, record)` of the file `work`; `bump(keys)` runs a block at a time,
+    `note(key)` before the file is opened again at the end (see ReaderBase._records)."""
+    records = tracing.one_file(graph_ops.TFRecordDataset, work, compression_type=compression or "")
+    blocks = records.ignore_errors().batch(block)
+    end = tf.data.Dataset.from_tensors(tf.zeros([0], tf.string))
+    blocks = blocks.map(lambda b: (False, b)).concatenate(end.map(lambda b: (True, b)))
+    note = note or (lambda key: tf.no_op())
+
+    def keyed(start, element):
+        at_end, records = element
+        # Each record takes 8 (length) + 4 (crc) + data + 4 (crc) bytes of the stream.
+        sizes = tf.cast(tf.strings.length(records), tf.int64) + 16
+        keys = key(work, start + tf.cumsum(sizes, exclusive=True))
+        with tf.control_dependencies(
+            [tf.cond(at_end, lambda: True, lambda: tracing.after(bump(keys)))]
+        ):
+            keys = tf.identity(keys)
+        return start + tf.reduce_sum(sizes), (at_end, start, keys, records)
+
+    def expand(at_end, offset, keys, records):
+        # The end marker opens the file at `offset`; a record block is just its records.
+        # The note (kept: the stream may run on after an error) lets an error be named by
+        # reading that one record again (bad_records/origins.py), not the whole file.
+        with tf.control_dependencies(
+            [tf.cond(at_end, lambda: tracing.after(note(key(work, offset))), lambda: True)]
+        ):
+            rest = records_from(work, offset, compression)
+        rest = rest.take(tf.cast(at_end, tf.int64)).filter(lambda _: False)
+        rest = rest.map(lambda value: (value, value))  # Never reached: filtered out.
+        return tf.data.Dataset.from_tensor_slices((keys, records)).concatenate(rest)
+
+    return blocks.scan(tf.constant(0, tf.int64), keyed).flat_map(expand)

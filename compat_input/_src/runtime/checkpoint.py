@@ -1,0 +1,180 @@
+"""The input position in checkpoints.
+
+Legacy queues kept no position: after a restore, training read its data from the start
+again. Every compat_input pipeline adds a SaveableObject for its iterator to the
+`SAVEABLE_OBJECTS` collection, and a `tf.compat.v1.train.Saver()` built after the pipelines
+saves everything in that collection, so the Supervisor's, MonitoredTrainingSession's and a
+plain Saver's checkpoints all hold the position of every pipeline.
+
+Two details make it safe with unmodified code: a pipeline that was not started yet saves
+the position of a fresh one, read off an iterator of its own, and stays unstarted (the
+stock Supervisor checkpoints in one thread while it starts queue runners in another: a
+save that started the pipeline itself was then rewound by that start, after a read, and a
+batch came twice); and restoring a pipeline marks it started, so the
+`start_queue_runners` that follows a restore does not rewind it. Pipelines that cannot be serialized (py_func, hand-built
+queues) are left out with a warning naming them.
+"""
+
+import logging
+
+import tensorflow as tf
+
+from compat_input._src.core import graph_ops
+from compat_input._src.core import tf_internals
+from compat_input._src.core import tracing
+from compat_input._src.core.options import options
+from compat_input._src.core.tf_internals import saveable_object
+
+tf1 = tf.compat.v1
+logger = logging.getLogger("compat_input")
+
+_UNSERIALIZABLE_OPS = frozenset({"PyFunc", "PyFuncStateless", "EagerPyFunc"})
+
+
+class _PipelineSaveable(saveable_object.SaveableObject):
+    """A pipeline's iterator state; restoring it also marks the pipeline started."""
+
+    def __init__(self, pipeline, name: str):
+        iterator = pipeline.resource
+        dataset = pipeline.variant
+        # Counters and epoch variables the datasets touch are checkpointed (or not) as
+        # variables; the iterator state is complete without.
+        policy = tf.data.experimental.ExternalStatePolicy.IGNORE.value
+
+        def saved(resource):
+            return graph_ops.SerializeIterator(
+                resource_handle=resource, external_state_policy=policy
+            )
+
+        def fresh():
+            # New ops in the branch: an outer op as a control input here would be hoisted
+            # onto the cond itself and run at every save.
+            scratch = graph_ops.AnonymousIteratorV3(**tracing.typed(pipeline.element_spec))
+            with tf.control_dependencies(
+                [graph_ops.MakeIterator(dataset=dataset, iterator=scratch)]
+            ):
+                return saved(scratch)
+
+        made = []
+
+        def state():
+            # Made when a Saver is built, not with every pipeline: graphs with many
+            # pipelines and no Saver pay nothing for it.
+            if not made:
+                # The stock Supervisor checkpoints right away, while it starts queue runners.
+                made.append(tf.cond(pipeline.is_started, lambda: saved(iterator), fresh))
+            return made[0]
+
+        self._pipeline = pipeline
+        spec = saveable_object.SaveSpec(
+            state, "", name + "_STATE", dtype=tf.variant, device=iterator.device
+        )
+        super().__init__(iterator, [spec], name)
+
+    def restore(self, restored_tensors, restored_shapes):
+        del restored_shapes
+        # Deserializing needs an initialized iterator (it restores into its dataset), and
+        # the state variables its datasets' functions touch as they are rebuilt (restored
+        # before start_queue_runners, the usual TF1 order, nothing has initialized them).
+        state = self._pipeline.state_initialized()
+        with tf.control_dependencies([self._pipeline.iterator.initializer, state]):
+            restore = graph_ops.DeserializeIterator(
+                resource_handle=self.op, serialized=restored_tensors[0]
+            )
+        # Marked started only once restored: a failed restore must leave it to be started.
+        with tf.control_dependencies([restore]):
+            return graph_ops.AssignVariableOp(
+                resource=self._pipeline.started_handle, value=tf.constant(True)
+            )
+
+
+def add_saveable(pipeline, dataset_ops: list) -> None:
+    """Puts `pipeline`'s position into checkpoints, unless it cannot be serialized."""
+    if not options.save_input_position:
+        return
+    blocking = sorted({op.type for op in dataset_ops if op.type in _UNSERIALIZABLE_OPS})
+    if blocking or pipeline.unsaved_because:
+        logger.warning(
+            "compat_input: pipeline '%s' is left out of checkpoints (%s: tf.data cannot save "
+            "that position); a restore does not take it back to the checkpoint's position.",
+            pipeline.name,
+            pipeline.unsaved_because or f"it runs {', '.join(blocking)}",
+        )
+        return
+    name = f"compat_input/{pipeline.name}/position"
+    saveable = _PipelineSaveable(pipeline, name)
+    # `export_meta_graph` writes this collection as graph element names, looked up again by
+    # `import_meta_graph`: the name of a saveable is no element, and the import failed. So
+    # the saveable goes by the name of a marker variable's read; imported, the collection
+    # holds that read, which a Saver built there saves as a plain variable. The marker is
+    # pipeline state (no collection), initialized where the input starts, imported or not.
+    # The checkpoint keys stay `<name>_STATE`.
+    with tf1.name_scope(f"{name}/"):
+        marker = pipeline.marker_variable()
+        read = graph_ops.ReadVariableOp(resource=marker.handle, dtype=tf.int64)
+    saveable.name = read.name
+    tf1.add_to_collection(tf1.GraphKeys.SAVEABLE_OBJECTS, saveable)
+
+
+def is_position(saveable) -> bool:
+    return isinstance(saveable, _PipelineSaveable)
+
+
+def _var_list_without_positions(saver) -> list:
+    var_list = tf_internals.saver_var_list(saver)
+    items = list(var_list.values()) if isinstance(var_list, dict) else list(var_list or [])
+    return [item for item in items if not is_position(item)]
+
+
+def _missing_only_positions(saver, save_path: str) -> bool:
+    if len(_var_list_without_positions(saver)) == len(tf_internals.saver_var_list(saver) or []):
+        return False  # This Saver saves no positions: the missing key is something else.
+    try:
+        names = tf.train.load_checkpoint(save_path).get_variable_to_shape_map()
+    except (tf.errors.OpError, ValueError):
+        return False
+    return not any(name.startswith("compat_input/") for name in names)
+
+
+def tolerant_restore(restore):
+    """`Saver.restore` that restores a checkpoint without input positions (written by
+    legacy code, or with positions off) as it restored it before compat_input: variables
+    restored, the input from the beginning. Installed by `install()` (commands/install.py)."""
+
+    def restore_without_positions_if_absent(self, sess, save_path):
+        try:
+            return restore(self, sess, save_path)
+        except tf.errors.NotFoundError:
+            if save_path is None or not _missing_only_positions(self, save_path):
+                raise
+        logger.warning(
+            "compat_input: checkpoint %s holds no input positions (written by legacy code or "
+            "with positions off); variables are restored and the input starts from the "
+            "beginning.",
+            save_path,
+        )
+        graph = sess.graph
+        finalized = graph.finalized
+        # MonitoredTrainingSession and the Supervisor finalize the graph; a variables-only
+        # Saver is built on this failure path alone, then the graph is finalized again.
+        if finalized:
+            tf_internals.unfinalize(graph)
+        try:
+            with graph.as_default():
+                fallback = tf1.train.Saver(
+                    var_list=_var_list_without_positions(self), max_to_keep=None
+                )
+        finally:
+            if finalized:
+                graph.finalize()
+        return restore(fallback, sess, save_path)
+
+    restore_without_positions_if_absent.__wrapped__ = restore
+    return restore_without_positions_if_absent
+
+
+class TolerantSaver(tf1.train.Saver):
+    """A Saver that also restores checkpoints written without input positions (see
+    `tolerant_restore`); the default Saver of `compat_input.Supervisor`."""
+
+    restore = tolerant_restore(tf1.train.Saver.restore)

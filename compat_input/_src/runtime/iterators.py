@@ -1,0 +1,131 @@
+"""A pipeline's options and initializable iterator, made from their ops alone.
+
+`Dataset.with_options` serializes the options anew for each dataset, and
+`make_initializable_iterator` walks the whole dataset graph to check that it is one graph:
+together 2 ms per pipeline under a profiler; without them, 50 towers built 0.05 s sooner
+(0.78 -> 0.73 s, alternating runs). The options are serialized once, the walk is left out
+(our datasets are made in the graph of the pipeline), and the iterator is a TensorFlow v1
+`Iterator` over the same two ops `make_initializable_iterator` makes, whose string handle
+(and, for a reader's or producer's own, whose initializer) is made on first use.
+"""
+
+import tensorflow as tf
+
+from compat_input._src.core import graph_ops
+from compat_input._src.core import tf_internals
+from compat_input._src.core import tracing
+
+tf1 = tf.compat.v1
+
+# Every pipeline's options (and a probe's). tf.data's tuning thread (TF 2.21) misses its
+# iterator's cancellation and sleeps out its period, up to 60 s, whenever an iterator is
+# re-initialized or destroyed (50 towers took 200-260 s to close). Parallelism is the
+# legacy call's `num_threads`: nothing to tune. And no static graph rewrites: they run at
+# every iterator start (each `iterate` pass, each of 50 towers) and serialize the whole
+# dataset graph, preloaded arrays included. Measured without them (benchmarks/run.py,
+# interleaved): preloaded 27k -> 62k examples/s, validation passes 259k -> 344k, 50 towers
+# start 2.7 s sooner; csv 434k -> 412k.
+OPTIONS = tf.data.Options()
+OPTIONS.autotune.enabled = False
+OPTIONS.experimental_optimization.apply_default_optimizations = False
+
+# Serialized options by the id of the `tf.data.Options` (module constants, never freed).
+_serialized_options: dict = {}
+
+
+def _serialized(options: tf.data.Options) -> bytes:
+    if id(options) not in _serialized_options:
+        with tf.Graph().as_default():
+            made = tf.data.Dataset.range(0).with_options(options)._variant_tensor.op
+            _serialized_options[id(options)] = made.get_attr("serialized_options")
+    return _serialized_options[id(options)]
+
+
+def with_options(dataset: tf.data.Dataset) -> tf.data.Dataset:
+    """`dataset.with_options(OPTIONS)`, the options serialized once."""
+    spec = dataset.element_spec
+    if not tracing.dense(tf.nest.flatten(spec)):
+        return dataset.with_options(OPTIONS)
+    variant = graph_ops.OptionsDataset(
+        input_dataset=dataset._variant_tensor,
+        serialized_options=_serialized(OPTIONS),
+        **tracing.typed(spec),
+    )
+    return tf.data.experimental.from_variant(variant, spec)
+
+
+def initializable(dataset: tf.data.Dataset, deferred: bool = False):
+    """`tf.compat.v1.data.make_initializable_iterator(dataset)`, its string handle made on
+    first use. With `deferred`, its initializer too, at the graph's root: the iterator of a
+    reader or producer, which only batchers may read (pipeline.py)."""
+    spec = dataset.element_spec
+    if not tracing.dense(tf.nest.flatten(spec)):
+        with tf_internals.our_deprecated_calls():
+            return tf1.data.make_initializable_iterator(dataset)
+    resource = graph_ops.IteratorV2(shared_name="", container="", **tracing.typed(spec))
+    variant = dataset._variant_tensor
+
+    def make():
+        return graph_ops.MakeIterator(dataset=variant, iterator=resource)
+
+    initializer = None if deferred else make()
+    made = tf_internals.deferred_iterator(resource, spec, make, initializer)
+    if made is None:  # pragma: no cover - see tf_internals.deferred_iterator.
+        made = tf1.data.Iterator(
+            resource,
+            initializer or make(),
+            tf1.data.get_output_types(dataset),
+            tf1.data.get_output_shapes(dataset),
+            tf1.data.get_output_classes(dataset),
+        )
+    return made
+
+
+def get_next(iterator, name=None):
+    """`iterator.get_next(name)`, through graph_ops where the elements are dense."""
+    spec = iterator.element_spec
+    flat = tf.nest.flatten(spec)
+    if not tracing.dense(flat):
+        return iterator.get_next(name=name)
+    resource = tf_internals.iterator_resource(iterator)
+    tensors = graph_ops.IteratorGetNext(iterator=resource, name=name, **tracing.typed(spec))
+    for tensor, part in zip(tensors, flat):
+        tensor.set_shape(part.shape)
+    return tf.nest.pack_sequence_as(spec, tensors)
+
+
+@tracing.without_autograph
+def pulled_from(resource: tf.Tensor, element_spec) -> tf.data.Dataset:
+    """The elements another iterator yields, each taken from it as this dataset needs one.
+
+    Several datasets over one iterator share its stream: each element goes to exactly one
+    of them, as each work item of a legacy filename queue went to the one reader that
+    dequeued it. Ends when that iterator does. The iterator must be started first.
+    """
+    flat = tf.nest.flatten(element_spec)
+
+    def pull(_):
+        optional = tf.raw_ops.IteratorGetNextAsOptional(
+            iterator=resource,
+            output_types=[s.dtype for s in flat],
+            output_shapes=[s.shape for s in flat],
+        )
+        has = tf.raw_ops.OptionalHasValue(optional=optional)
+        values = tf.cond(
+            has,
+            lambda: tf.raw_ops.OptionalGetValue(
+                optional=optional,
+                output_types=[s.dtype for s in flat],
+                output_shapes=[s.shape for s in flat],
+            ),
+            lambda: [tracing.stand_in(s.shape, s.dtype) for s in flat],
+        )
+        return (has,) + tuple(values)
+
+    pulled = tf.data.Dataset.from_tensors(tf.constant(0)).repeat().map(pull)
+    taken = pulled.take_while(lambda has, *values: has)
+    return taken.map(
+        lambda has, *values: tf.nest.pack_sequence_as(
+            element_spec, [tf.ensure_shape(v, s.shape) for v, s in zip(values, flat)]
+        )
+    )

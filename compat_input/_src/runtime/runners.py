@@ -1,0 +1,67 @@
+"""Runners: starting the input, where legacy code started queue runner threads.
+
+compat_input pipelines need no threads: starting one runs its iterator initializer. They are
+started by the runner (input_runner.py) that every graph with pipelines holds in
+`QUEUE_RUNNERS`, so TensorFlow's own `start_queue_runners`, `Supervisor`,
+`MonitoredTrainingSession` and `qr.create_threads` start them too. Hand-built queues keep TensorFlow's `QueueRunner` and
+`Coordinator`, which still work in graph mode and run beside our pipelines.
+"""
+
+import tensorflow as tf
+
+from compat_input._src.core.tf_internals import monitored_session
+from compat_input._src.core.tf_internals import session_lib
+from compat_input._src.runtime import pipeline as pipeline_lib
+
+tf1 = tf.compat.v1
+
+QueueRunner = tf1.train.QueueRunner
+Coordinator = tf.train.Coordinator
+LooperThread = tf1.train.LooperThread
+
+
+def add_queue_runner(qr, collection=tf1.GraphKeys.QUEUE_RUNNERS):
+    """Drop-in replacement for `tf.compat.v1.train.add_queue_runner`. No differences."""
+    tf1.add_to_collection(collection, qr)
+
+
+def start_queue_runners(
+    sess=None, coord=None, daemon=True, start=True, collection=tf1.GraphKeys.QUEUE_RUNNERS
+):
+    """Drop-in replacement for `tf.compat.v1.train.start_queue_runners`.
+
+    Differences: compat_input pipelines start synchronously (their initializers run before
+    this returns) and contribute no threads; hand-built queue runners start as before.
+    Starting twice in one session is a no-op.
+    """
+    if tf.executing_eagerly():
+        raise RuntimeError("Queues are not compatible with eager execution.")
+    if sess is None:
+        sess = tf1.get_default_session()
+        if not sess:
+            raise ValueError(
+                "Cannot start queue runners: No default session is registered. Use `with "
+                "sess.as_default()` or pass an explicit session to "
+                "tf.start_queue_runners(sess=sess)"
+            )
+    if isinstance(sess, monitored_session._MonitoredSession):
+        # Monitored sessions start their own runners; a second start would do nothing.
+        return []
+    if not isinstance(sess, session_lib.SessionInterface):
+        raise TypeError(f"sess must be a `tf.Session` object. Given class: {sess.__class__}")
+    queue_runners = tf1.get_collection(collection)
+    if not queue_runners:
+        tf1.logging.warning(
+            "`tf.train.start_queue_runners()` was called when no queue runners were defined. "
+            "You can safely remove the call to this deprecated function."
+        )
+    with sess.graph.as_default():
+        threads = []
+        for qr in queue_runners:
+            threads.extend(qr.create_threads(sess, coord=coord, daemon=daemon, start=start))
+    return threads
+
+
+def start_pipelines(sess) -> int:
+    """Starts the compat_input pipelines of `sess`'s graph not yet started; returns how many."""
+    return pipeline_lib.start_pipelines(sess)

@@ -1,0 +1,55 @@
+"""Supervisor: the legacy training supervisor, with the input position in its checkpoints.
+
+`compat_input.Supervisor` is TensorFlow's `tf.compat.v1.train.Supervisor` (session
+creation, restore from the latest checkpoint or init, local init, checkpoint and summary
+services, OutOfRangeError as a clean stop) with two changes for compat_input pipelines:
+
+- its default Saver also saves every pipeline's position (checkpoint.py), so a restart
+  resumes the input where the checkpoint was taken instead of at the start;
+- pipelines start before the checkpoint service writes its first checkpoint.
+
+A checkpoint written without positions (by legacy code, or with position saving off)
+restores through its default Saver, a `checkpoint.TolerantSaver`, with no patch to
+TensorFlow: the input then starts from the beginning. (Any other Saver restores one after
+`compat_input.install()`.)
+"""
+
+import tensorflow as tf
+
+from compat_input._src.core import tf_internals
+from compat_input._src.runtime import checkpoint
+from compat_input._src.runtime import pipeline as pipeline_lib
+
+tf1 = tf.compat.v1
+
+
+class Supervisor(tf1.train.Supervisor):
+    """Drop-in replacement for `tf.compat.v1.train.Supervisor`.
+
+    Differences: checkpoints hold the input position of every compat_input pipeline, so a
+    restart resumes the input where the checkpoint was taken (legacy restarted it from the
+    beginning); checkpoints without positions restore too; compat_input pipelines start
+    before the first checkpoint is written.
+    """
+
+    def __init__(self, graph=None, *args, **kwargs):
+        # TensorFlow's Supervisor writes the graph to its event file and finalizes it here:
+        # the ops that start the pipelines must be in it already.
+        pipeline_lib.make_start_ops(graph or tf1.get_default_graph())
+        with tf_internals.our_deprecated_calls():  # The program's call warns, not ours.
+            super().__init__(graph, *args, **kwargs)
+
+    def start_standard_services(self, sess):
+        # Start the pipelines first: the checkpoint service saves their positions at once.
+        pipeline_lib.start_pipelines(sess)
+        return super().start_standard_services(sess)
+
+    def _init_saver(self, saver=tf1.train.Supervisor.USE_DEFAULT):
+        # TensorFlow's Supervisor makes its default Saver here (private to it, TF 2.21); ours
+        # is made the same way, and restores checkpoints written without positions too.
+        if saver is self.USE_DEFAULT:
+            saver = self._get_first_op_from_collection(tf1.GraphKeys.SAVERS)
+            if saver is None and tf1.global_variables():
+                saver = checkpoint.TolerantSaver()
+                tf1.add_to_collection(tf1.GraphKeys.SAVERS, saver)
+        super()._init_saver(saver)
