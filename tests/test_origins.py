@@ -295,12 +295,13 @@ def test_first_skipped_record_is_none_when_nothing_was_skipped(tmp_path, skip_ba
             assert compat_input.first_skipped_record(sess, batch) is None
 
 
-def test_first_skipped_record_refuses_pipelines_built_without_the_skip_policy():
+@pytest.mark.parametrize("what", ["first_skipped_record", "skipped_records"])
+def test_the_skip_counters_refuse_pipelines_built_without_the_skip_policy(what):
     with tf.Graph().as_default():
         batch = compat_input.batch([compat_input.range_input_producer(3).dequeue()], 1)
         with tf1.Session() as sess:
-            with pytest.raises(ValueError, match='bad_records="skip"'):
-                compat_input.first_skipped_record(sess, batch)
+            with pytest.raises(ValueError, match=f'^{what}: .*bad_records="skip"'):
+                getattr(compat_input, what)(sess, batch)
 
 
 def test_errors_from_make_callable_callables_name_the_record_too(tmp_path):

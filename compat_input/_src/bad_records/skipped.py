@@ -18,13 +18,7 @@ def skipped_records(sess, tensors: Any) -> int:
 
     Each dropped example's error is also logged by tf.data as it happens.
     """
-    pipelines = [p for p in iteration.pipelines_behind(tensors) if getattr(p, "skip_counts", None)]
-    if not pipelines:
-        raise ValueError(
-            "skipped_records: no pipeline behind these tensors was built with "
-            'compat_input.configure(bad_records="skip").'
-        )
-    counts = sess.run([p.skip_counts for p in pipelines])
+    counts = sess.run([p.skip_counts for p in _skipping("skipped_records", tensors)])
     return int(sum(entered - passed for entered, passed in counts))
 
 
@@ -53,13 +47,7 @@ def first_skipped_record(sess, tensors: Any) -> Optional[str]:
     A reader's record is named as `file:line`, `file at byte offset N` or `file, record
     N`; a producer's work item (a file name) as itself; anything else by its ordinal.
     """
-    pipelines = [p for p in iteration.pipelines_behind(tensors) if getattr(p, "skip_counts", None)]
-    if not pipelines:
-        raise ValueError(
-            "first_skipped_record: no pipeline behind these tensors was built with "
-            'compat_input.configure(bad_records="skip").'
-        )
-    for pipe in pipelines:
+    for pipe in _skipping("first_skipped_record", tensors):
         logs = pipe.origins.logs
         firsts = sess.run([log.first_skipped for log in logs])
         for log, first in zip(logs, firsts):
@@ -72,3 +60,15 @@ def first_skipped_record(sess, tensors: Any) -> Optional[str]:
             if found:
                 return found
     return None
+
+
+def _skipping(what: str, tensors: Any) -> list:
+    """The pipelines behind `tensors` built with bad_records="skip"; `what` names the caller
+    in the error raised where there are none."""
+    pipelines = [p for p in iteration.pipelines_behind(tensors) if getattr(p, "skip_counts", None)]
+    if not pipelines:
+        raise ValueError(
+            f"{what}: no pipeline behind these tensors was built with "
+            'compat_input.configure(bad_records="skip").'
+        )
+    return pipelines
