@@ -33,7 +33,8 @@ demo: $(STAMP)
 # install() (code converted by tf_upgrade_v2). tests/conftest.py reads the world.
 DIFFERENTIAL := tests/test_batching.py tests/test_producers.py tests/test_readers.py \
 	tests/test_vectorize.py tests/test_reliability.py tests/test_faults.py \
-	tests/test_many_pipelines.py tests/test_testing_api.py tests/test_seeds.py
+	tests/test_many_pipelines.py tests/test_testing_api.py tests/test_seeds.py \
+	tests/test_random_draws.py
 
 test: $(STAMP)
 	$(BIN)/ruff check compat_input tools tests
@@ -49,6 +50,7 @@ format: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -r benchmarks/requirements.txt
+	$(BIN)/python benchmarks/whole.py
 	$(BIN)/python benchmarks/run.py
 	$(BIN)/python benchmarks/faults.py | tee benchmarks/results/faults.md
 	$(BIN)/python benchmarks/service.py | tee benchmarks/results/service.md

@@ -16,6 +16,8 @@ from timing import run_and_report
 data_dir, steps = sys.argv[1], int(sys.argv[2])
 BATCH = 128
 
+if os.environ.get("BENCH_SEED") == "1":
+    tf.set_random_seed(1)
 start = time.perf_counter()
 filenames = sorted(glob.glob(os.path.join(data_dir, "cifar*.bin")))
 filename_queue = tf.train.string_input_producer(filenames)

@@ -12,6 +12,8 @@ exactly as it was afterwards (`converters`).
   rest of an image pipeline; gathering one axis at a time is 3x faster.
 - AdjustContrastv2, AdjustSaturation and AdjustHue with a factor drawn for each example
   (`random_contrast`, `random_saturation`, `random_hue`).
+- the stateless twins of seeded random ops, each example's draws from its own counter
+  (random_draws.py).
 - string ops that work element by element (string_to_number, regex_replace, hashing,
   ...) and table lookups, which pfor lacks: one call on the whole block.
 - v1 conds (`Switch` / `Merge`, what `tf.cond` makes in TF1 behaviour, e.g. in
@@ -26,6 +28,7 @@ import threading
 
 import tensorflow as tf
 
+from compat_input._src.capture import random_draws
 from compat_input._src.capture import v1_conds
 from compat_input._src.core import tf_internals
 
@@ -140,49 +143,16 @@ def _slice(pfor_input, original):
     return _pfor.wrap(value, True)
 
 
-def _adjust_contrast(pfor_input, original):
-    """AdjustContrastv2 with a factor drawn for each example (`random_contrast`): pfor's
-    own takes one factor for the whole block. The kernel's formula, per image and channel:
-    (x - mean) * factor + mean, in float32."""
+def _adjust_per_example(pfor_input, original):
+    """AdjustContrastv2, AdjustSaturation and AdjustHue with a factor drawn for each
+    example (`random_contrast`, `random_saturation`, `random_hue`: CIFAR-10's, inception's
+    and slim's distortions): pfor's own take one factor for the whole block. The kernel
+    itself, once per example of the block (pfor's loop): the same steps written as ops
+    over a block (a mean, to HSV and back) gave one ulp more or less on a fifth to a
+    quarter of the values, and a seeded program must get legacy's numbers."""
     if not pfor_input.input(1)[1]:
         return original(pfor_input)
-    images = pfor_input.stacked_input(0)
-    factor = tf.cast(pfor_input.stacked_input(1), tf.float32)
-    values = tf.cast(images, tf.float32)
-    mean = tf.reduce_mean(values, axis=[-3, -2], keepdims=True)
-    shape = tf.concat([tf.shape(factor), tf.ones([tf.rank(values) - 1], tf.int32)], 0)
-    adjusted = (values - mean) * tf.reshape(factor, shape) + mean
-    return _pfor.wrap(tf.cast(adjusted, images.dtype), True)
-
-
-def _per_example(factor: tf.Tensor, like: tf.Tensor) -> tf.Tensor:
-    """A factor per example, shaped to broadcast over each example's `like` values."""
-    shape = tf.concat([tf.shape(factor), tf.ones([tf.rank(like) - 1], tf.int32)], 0)
-    return tf.reshape(tf.cast(factor, tf.float32), shape)
-
-
-def _adjust_hsv(pfor_input, original, adjust):
-    """AdjustSaturation / AdjustHue with a factor drawn for each example
-    (`random_saturation`, `random_hue`: inception's and slim's color distortions): pfor's
-    own take one factor for the whole block. The kernels' own steps, in float32: to HSV,
-    `adjust(hue, saturation, factor)`, back to RGB."""
-    if not pfor_input.input(1)[1]:
-        return original(pfor_input)
-    images = pfor_input.stacked_input(0)
-    hue, saturation, value = tf.unstack(tf.image.rgb_to_hsv(tf.cast(images, tf.float32)), axis=-1)
-    factor = _per_example(pfor_input.stacked_input(1), hue)
-    hue, saturation = adjust(hue, saturation, factor)
-    rgb = tf.image.hsv_to_rgb(tf.stack([hue, saturation, value], axis=-1))
-    return _pfor.wrap(tf.cast(rgb, images.dtype), True)
-
-
-def _saturation(hue, saturation, scale):
-    return hue, tf.clip_by_value(saturation * scale, 0.0, 1.0)
-
-
-def _hue(hue, saturation, delta):
-    hue = hue + delta
-    return hue - tf.floor(hue), saturation  # In [0, 1), as the kernel wraps it.
+    return _pfor._fallback_converter(pfor_input, warn=False)
 
 
 # Ops that work element by element on one input (index given), the others being
@@ -240,7 +210,16 @@ class _QuietConversion(logging.Filter):
         self.thread = threading.get_ident()
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return record.thread != self.thread or "parallel_for" not in record.pathname
+        if record.thread != self.thread or "parallel_for" not in record.pathname:
+            return True
+        if record.levelno >= logging.ERROR and not getattr(_local, "failure", ""):
+            _local.failure = record.getMessage()[:2000]  # The op it failed on, first.
+        return False
+
+
+def last_failure() -> str:
+    """pfor's report of the op it last failed to convert in this thread, or ""."""
+    return getattr(_local, "failure", "")
 
 
 @contextlib.contextmanager
@@ -256,12 +235,13 @@ def converters(uniforms: list):
     with _lock:
         logger.addFilter(quiet)
         ours = {"DecodeRaw": _decode_raw, "Switch": v1_conds.switch, "Merge": v1_conds.merge}
+        ours.update(dict.fromkeys(random_draws.STATELESS_TYPES, random_draws.vectorize_twin))
         # pfor's own, called by ours where theirs fits.
         around = {
             "Slice": _slice,
-            "AdjustContrastv2": _adjust_contrast,
-            "AdjustSaturation": functools.partial(_adjust_hsv, adjust=_saturation),
-            "AdjustHue": functools.partial(_adjust_hsv, adjust=_hue),
+            "AdjustContrastv2": _adjust_per_example,
+            "AdjustSaturation": _adjust_per_example,
+            "AdjustHue": _adjust_per_example,
         }
         saved = {name: registry.get(name) for name in (*around, *ours, *_ELEMENTWISE)}
         for name in _ELEMENTWISE:
@@ -274,6 +254,7 @@ def converters(uniforms: list):
             if saved[name] is not None:
                 registry[name] = functools.partial(converter, original=saved[name])
         _local.uniforms = uniforms
+        _local.failure = ""
         try:
             yield
         finally:

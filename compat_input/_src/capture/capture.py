@@ -31,6 +31,7 @@ import tensorflow as tf
 from compat_input._src.capture import captured_graphs
 from compat_input._src.capture import hand_built_queues
 from compat_input._src.capture import op_kinds
+from compat_input._src.capture import random_draws
 from compat_input._src.core import errors
 from compat_input._src.core import tf_internals
 from compat_input._src.core import tracing
@@ -60,6 +61,9 @@ class Captured:
     passthrough: bool = False
     # Dequeues from the program's own queues, made inside the function (hand_built_queues).
     dequeues: tuple = ()
+    # Seeded random ops drawn by the example's position (random_draws.py): `fn` then needs
+    # the position of each element, `ordinal`.
+    positional: bool = False
     # Equal for captures that compute the same from the same flat arguments (one tower's
     # decode graph and the next one's): their map functions are traced once (core/tracing.py).
     # None where the graph reads state of its own (a variable, a counter).
@@ -85,8 +89,12 @@ class Captured:
             flat.extend(tf.nest.flatten(part, expand_composites=True))
         return flat
 
-    def __call__(self, element: Any) -> list:
-        return self.fn(*self.flat_args(element))
+    def __call__(self, element: Any, ordinal: Optional[tf.Tensor] = None) -> list:
+        if not self.positional:
+            return self.fn(*self.flat_args(element))
+        if ordinal is None:
+            raise ValueError("a graph with positional draws needs each element's ordinal")
+        return self.fn(*self.flat_args(element), ordinal=ordinal)
 
     def _origin_slot(self) -> tuple:
         """`(flat index, key kind)` of the first scalar string a source yields, or Nones."""
@@ -111,16 +119,6 @@ class Captured:
         """
         index = self._origin_slot()[0]
         return tf.constant("") if index is None else self.flat_args(element)[index]
-
-
-def _where(op: tf.Operation) -> str:
-    """`file:line` where the user created `op`, for error messages."""
-    for frame in reversed(op.traceback or []):
-        filename = frame[0] if isinstance(frame, tuple) else frame.filename
-        lineno = frame[1] if isinstance(frame, tuple) else frame.lineno
-        if "/tensorflow/" not in filename and "/compat_input/" not in filename:
-            return f"{filename}:{lineno}"
-    return "<unknown location>"
 
 
 def _is_ref(tensor: tf.Tensor) -> bool:
@@ -194,7 +192,7 @@ class _Walk:
                 self._op(control, stack)
 
     def _check(self, op: tf.Operation) -> None:
-        where = _where(op)
+        where = errors.created_at(op)
         if op.type in _PLACEHOLDERS:
             raise errors.CaptureError(
                 f"{self.what}: the per-example input graph reads placeholder '{op.name}' "
@@ -282,8 +280,15 @@ def capture(targets: list, what: str, defer_errors: bool = False) -> Captured:
         graph, list(walk.boundary), list(walk.ops.values()), arg_name
     )
     functions = captured_graphs.functions_called(graph, [op.node_def for op in walk.ops.values()])
+    draws = random_draws.positional(walk.ops.values())
+    # Rewritten as the session rewrote the legacy graph: its own ops, stateful ones too.
+    kept = {f"{arg_name[n]}:0": graph.get_tensor_by_name(n).dtype.base_dtype for n in walk.boundary}
+    kept.update({t.name: t.dtype for t in targets if t.name not in arg_name})
+    kept.update({op.outputs[0].name: op.outputs[0].dtype for op in draws})
+    graph_def, renamed = captured_graphs.as_the_session_computes(graph_def, kept, functions)
+    random_draws.rewrite(graph_def, draws)
 
-    def fn(*flat_args):
+    def fn(*flat_args, ordinal=None):
         input_map = {}
         dequeued: dict = {}  # One dequeue per program op per example.
         for name in boundary_names:
@@ -316,10 +321,13 @@ def capture(targets: list, what: str, defer_errors: bool = False) -> Captured:
             if not tf_internals.has_function(here, function.name):
                 tf_internals.add_function(here, function)
         before = len(here.get_operations())
+        mapped = {f"{arg_name[n]}:0": v for n, v in input_map.items()}
+        if draws:
+            mapped[f"{random_draws.ORDINAL}:0"] = ordinal
         imported = tf.graph_util.import_graph_def(
             graph_def,
-            input_map={f"{arg_name[n]}:0": v for n, v in input_map.items()},
-            return_elements=[t.name for t in targets if t.name not in input_map],
+            input_map=mapped,
+            return_elements=[renamed[t.name] for t in targets if t.name not in input_map],
             name="captured",
         )
         tf_internals.mark_in_loops(here.get_operations()[before:])
@@ -353,5 +361,12 @@ def capture(targets: list, what: str, defer_errors: bool = False) -> Captured:
         ops=ops,
         passthrough=passthrough,
         dequeues=dequeues,
-        key=captured_graphs.key(graph_def, targets, arg_name, flat_index, functions),
+        positional=bool(draws),
+        key=captured_graphs.key(
+            graph_def,
+            [t.name if t.name in arg_name else renamed[t.name] for t in targets],
+            arg_name,
+            flat_index,
+            functions,
+        ),
     )

@@ -5,11 +5,15 @@ same arguments (one tower's decode graph and the next one's), so that their map 
 are traced once (core/tracing.py).
 """
 
+import functools
 import hashlib
 
 import tensorflow as tf
 from tensorflow.core.framework import graph_pb2
 from tensorflow.core.framework import node_def_pb2
+from tensorflow.core.protobuf import config_pb2
+from tensorflow.core.protobuf import meta_graph_pb2
+from tensorflow.core.protobuf import rewriter_config_pb2
 
 from compat_input._src.core import tf_internals
 
@@ -36,8 +40,8 @@ def key(graph_def, targets: list, arg_name: dict, flat_index: dict, functions: l
     digest = hashlib.sha256(canonical.SerializeToString(deterministic=True))
     for name, index in flat_index.items():
         digest.update(f"|{names[arg_name[name]]}={index}".encode())
-    for t in targets:
-        returned = names[arg_name[t.name]] if t.name in arg_name else renamed(t.name)
+    for t in targets:  # Tensor names, as the graph_def now names them.
+        returned = names[arg_name[t]] if t in arg_name else renamed(t)
         digest.update(f"|out {returned}".encode())
     for name in sorted(f.name if isinstance(f.name, str) else f.name.decode() for f in functions):
         digest.update(f"|{name}".encode())
@@ -70,14 +74,16 @@ def functions_called(graph: tf.Graph, nodes: list) -> list:
 
 def pruned(graph: tf.Graph, boundary: list, ops: list, arg_name: dict) -> graph_pb2.GraphDef:
     """The GraphDef of `ops` alone, each tensor of `boundary` (a name) replaced by a
-    placeholder named `arg_name[name]`, devices and colocations stripped."""
+    placeholder named `arg_name[name]` of its type and static shape, devices and
+    colocations stripped."""
     graph_def = graph_pb2.GraphDef()
     graph_def.versions.CopyFrom(graph.graph_def_versions)
     kept = {op.name for op in ops}
     for name in boundary:
-        dtype = graph.get_tensor_by_name(name).dtype.base_dtype
+        tensor = graph.get_tensor_by_name(name)
         node = graph_def.node.add(name=arg_name[name], op="Placeholder")
-        node.attr["dtype"].type = dtype.as_datatype_enum
+        node.attr["dtype"].type = tensor.dtype.base_dtype.as_datatype_enum
+        node.attr["shape"].shape.CopyFrom(tensor.shape.as_proto())
     for op in ops:
         node = graph_def.node.add()
         node.CopyFrom(op.node_def)
@@ -99,3 +105,66 @@ def _strip(node: node_def_pb2.NodeDef) -> None:
     node.device = ""
     if "_class" in node.attr:
         del node.attr["_class"]
+
+
+# The rewrites of a session's default Grappler config that change what floats come out:
+# constant folding (`x / c` becomes `x * (1 / c)`) and the arithmetic optimizer (a sum
+# regrouped, broadcast terms last). The rest (pruning, layout, fusions, memory) changes no
+# value, and fused ops would only keep pfor from converting the graph.
+_NUMERIC_REWRITES = ("constant_folding", "arithmetic_optimization")
+_OFF = rewriter_config_pb2.RewriterConfig.OFF
+
+
+@functools.cache
+def _rewrites() -> config_pb2.ConfigProto:
+    config = config_pb2.ConfigProto()
+    rewrites = config.graph_options.rewrite_options
+    for field in rewriter_config_pb2.RewriterConfig.DESCRIPTOR.fields:
+        if field.enum_type is not None and field.enum_type.name == "Toggle":
+            if field.name not in _NUMERIC_REWRITES:
+                setattr(rewrites, field.name, _OFF)
+    rewrites.min_graph_nodes = -1  # Ours is a part of the session's graph: never too small.
+    return config
+
+
+def as_the_session_computes(graph_def, tensors: dict, functions: list) -> tuple:
+    """`(graph_def rewritten as a session's Grappler rewrites it, {name: new name})`: it
+    computes what the same ops computed in the legacy session, bit for bit.
+
+    A tf.data function is not rewritten as a session's graph is (no constant folding; a sum
+    regrouped only where its shapes are known, which a block's are not): `x / 255.0` gave
+    one ulp more or less on half the values. Rewritten once here, as the session would,
+    the graph is what tf.data then runs, example by example or a block at a time.
+    `tensors`: what must stay (arguments, outputs), name to dtype. Each is read through an
+    Identity, as the legacy enqueue op read the outputs, so that the rewrites may replace
+    the op that makes it (a rewritten sum, a folded constant): the second value names that
+    Identity, which the rewritten graph keeps. Placeholders stay what they are.
+    """
+    meta = meta_graph_pb2.MetaGraphDef()
+    meta.graph_def.CopyFrom(graph_def)
+    keepers = {}
+    for k, (name, dtype) in enumerate(tensors.items()):
+        keeper = meta.graph_def.node.add(name=f"compat_input_keep_{k}", op="Identity")
+        keeper.input.append(name)
+        keeper.attr["T"].type = dtype.as_datatype_enum
+        keepers[keeper.name] = name
+    for function in functions:
+        meta.graph_def.library.function.add().CopyFrom(function.definition)
+    meta.collection_def["train_op"].node_list.value.extend(keepers)
+    optimized = tf_internals.optimize_graph(_rewrites(), meta)
+    # The program's own function objects are added to the map's graph (capture.py).
+    optimized.ClearField("library")
+    placeholders = {n.name for n in optimized.node if n.op == "Placeholder"}
+    renamed = {}
+    nodes = []
+    for node in optimized.node:
+        name = keepers.get(node.name)
+        if name is not None and name.partition(":")[0] in placeholders:
+            renamed[name] = name
+        else:
+            nodes.append(node)
+            if name is not None:
+                renamed[name] = f"{node.name}:0"
+    del optimized.node[:]
+    optimized.node.extend(nodes)
+    return optimized, renamed

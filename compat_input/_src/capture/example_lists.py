@@ -18,6 +18,7 @@ from compat_input._src.bad_records import origins
 from compat_input._src.capture import capture as capture_lib
 from compat_input._src.capture import op_kinds
 from compat_input._src.capture import vectorize
+from compat_input._src.core import errors
 from compat_input._src.core import graph_ops
 from compat_input._src.core import tracing
 
@@ -93,21 +94,26 @@ class ExampleList:
         specs = [s for src in self.sources for s in tf.nest.flatten(src.dataset.element_spec)]
         if not specs or not all(isinstance(s, tf.TensorSpec) for s in specs):
             return "no source, or a source of non-dense elements"
-        if not all(s.is_fully_defined() for s in self.shapes):
-            # Examples of several shapes do not stack into blocks.
-            return "examples of several shapes (dynamic_pad or unknown shapes)"
+        for t, shape in zip(self.tensors, self.shapes):
+            if not shape.is_fully_defined():
+                # Examples of several shapes do not stack into blocks.
+                return (
+                    f"examples of several shapes: '{t.name}' at {errors.created_at(t.op)} "
+                    f"has shape {shape}; give it a fixed shape (tf.reshape, a resize, the "
+                    "batcher's shapes=) and blocks of examples stack"
+                )
         # Checks stay checks; unseeded random ops draw for each example of a block, as they
         # drew for each example before. Other state would see one call per block.
         for op in self.captured.ops:
             if not op_kinds.per_example_safe(op):
-                return f"stateful op {op.name} ({op.type}) would run once a block"
+                return op_kinds.why_one_at_a_time(op)
         return None
 
     def one_at_a_time(self) -> str:
         """Why a batcher with no parallel calls maps this list one example at a time."""
         order = next((op for op in self.captured.ops if op_kinds.order_sensitive(op)), None)
         if order is not None:
-            return f"order-sensitive op {order.name} ({order.type}): legacy's order kept"
+            return op_kinds.why_one_at_a_time(order)
         return self.not_vectorizable() or vectorize.ONE_THREAD
 
     def key(self) -> Optional[str]:
@@ -144,7 +150,7 @@ class ExampleList:
                     graph_ops.AssignAddVariableOp(resource=self.entered.handle, value=one)
                 )
             with tf.control_dependencies(entering):
-                outputs = self.captured(element)
+                outputs = self.captured(element, ordinal)
             values = self._shaped(outputs)
             if log is None:
                 return values
@@ -207,9 +213,10 @@ def per_example_map(dataset: tf.data.Dataset, function, parallel: dict) -> tf.da
     return tf.compat.v1.data.Dataset.map(dataset, function, **parallel)
 
 
-def map_examples(dataset: tf.data.Dataset, examples, log, parallel) -> tf.data.Dataset:
-    """`examples(element, ordinal)` over `dataset`; elements are numbered only for a log."""
-    if log is None:
+def map_examples(dataset: tf.data.Dataset, examples, numbered: bool, parallel) -> tf.data.Dataset:
+    """`examples(element, ordinal)` over `dataset`; elements are numbered only where asked
+    (for a log, or for draws by position), else the ordinal is None."""
+    if not numbered:
         return per_example_map(dataset, lambda *element: examples(element, None), parallel)
     numbered = tracing.enumerate_(dataset)
     return per_example_map(numbered, lambda i, *element: examples(element, i), parallel)
@@ -218,6 +225,7 @@ def map_examples(dataset: tf.data.Dataset, examples, log, parallel) -> tf.data.D
 def examples_of(item: ExampleList, elements, parallel, skipping: bool, logs: list):
     """The examples of one list made from its source's `elements`."""
     key = item.key()
+    positional = item.captured.positional  # Its draws need each element's position.
     # A block at a time (vectorize.py). Only with num_threads > 1, where legacy delivery
     # before an error already depended on thread timing: a bad record fails its block.
     why_not = item.not_vectorizable() if parallel else item.one_at_a_time()
@@ -226,7 +234,11 @@ def examples_of(item: ExampleList, elements, parallel, skipping: bool, logs: lis
         why_not,
         item.block_size,
         lambda block: vectorize.map_blocks(
-            elements, [item.examples], parallel, block=block, key=key
+            tracing.enumerate_(elements, flat=True) if positional else elements,
+            [lambda e: item.examples(e[1:], e[0])] if positional else [item.examples],
+            parallel,
+            block=block,
+            key=key,
         ),
     )
     if blocks is not None:
@@ -234,7 +246,20 @@ def examples_of(item: ExampleList, elements, parallel, skipping: bool, logs: lis
     log = example_log(item, skipping, logs)
     if log is None and key is not None:
         # The tf.compat.v1 map's choice: an OutOfRangeError from the graph ends the input.
+        if positional:
+            return tracing.shared_map(
+                tracing.enumerate_(elements),
+                key,
+                lambda e: item.examples(e[1], e[0]),
+                parallel=parallel,
+                preserve_cardinality=False,
+            )
         return tracing.shared_map(
             elements, key, item.examples, parallel=parallel, preserve_cardinality=False
         )
-    return map_examples(elements, lambda element, i: item.examples(element, i, log), log, parallel)
+    return map_examples(
+        elements,
+        lambda element, i: item.examples(element, i, log),
+        log is not None or positional,
+        parallel,
+    )

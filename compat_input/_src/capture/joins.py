@@ -68,28 +68,39 @@ def files_side_by_side(lists: list, parallel: dict, skipping: bool, logs: list) 
         block_length=1,  # Sequential, so deterministic: one record of each file in turn.
     )
     reasons = [item.not_vectorizable() if parallel else item.one_at_a_time() for item in lists]
+    # Draws by position (random_draws.py) take the stream's: elements `(i, k, key, value)`.
+    positional = any(item.captured.positional for item in lists)
+    blocks_of = tracing.enumerate_(interleaved, flat=True) if positional else interleaved
+    at = 2 if positional else 1  # Where the record starts in an element of `blocks_of`.
+
+    def examples(item, e):
+        return item.examples(e[at:], e[0] if positional else None)
+
     keys = {item.key() for item in lists}
     if len(keys) == 1 and None not in keys:
         # Every list computes the same (one preprocessing function called per reader): one
         # branch over the whole block, where a branch per list vectorized a quarter of a
         # block each for four readers (TF1 behaviour: 1.44x legacy, now 2.4x).
-        branches, which = [lambda e: lists[0].examples(e[1:])], None
+        branches, which = [lambda e: examples(lists[0], e)], None
     else:
-        branches = [lambda e, item=item: item.examples(e[1:]) for item in lists]
-        which = lambda e: e[0] % count  # noqa: E731
+        branches = [lambda e, item=item: examples(item, e) for item in lists]
+        which = lambda e: e[at - 1] % count  # noqa: E731
     blocks = vectorize.blocks_or_none(
         lists[0].what,
         next((r for r in reasons if r is not None), None),
         lists[0].block_size,
-        lambda block: vectorize.map_blocks(interleaved, branches, parallel, which, block),
+        lambda block: vectorize.map_blocks(blocks_of, branches, parallel, which, block),
     )
     if blocks is not None:
         return blocks
     log = example_log(lists[0], skipping, logs)
     turn = _in_turn(lists, log)
-    # Numbered for a log: nested one deeper.
+    # Numbered for a log or for draws: nested one deeper.
     return map_examples(
-        interleaved, lambda element, i: turn(i, *tf.nest.flatten(element)), log, parallel
+        interleaved,
+        lambda element, i: turn(i, *tf.nest.flatten(element)),
+        log is not None or positional,
+        parallel,
     )
 
 

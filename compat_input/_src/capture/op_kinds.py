@@ -5,8 +5,11 @@ may then be mapped in parallel, or a block of examples at a time (vectorize.py),
 on the stateful ops in it. The tables below say which are harmless and why.
 """
 
+from typing import Optional
+
 import tensorflow as tf
 
+from compat_input._src.core import errors
 from compat_input._src.core import tf_internals
 
 # Stateful ops that mean the same run once per example or once over a block of them: checks,
@@ -37,6 +40,35 @@ def unseeded_random(op: tf.Operation) -> bool:
     return op.type in _RANDOM and not (op.get_attr("seed") or op.get_attr("seed2"))
 
 
+# TensorFlow's stateful random kernels draw from one Philox stream per op (key: the op's
+# seed; counter: its seed2 in the high 64 bits), and each call first moves the counter on by
+# a fixed amount: 256 per value for the distributions, one per four draws for a shuffle
+# (its Fisher-Yates swaps of n items draw n - 1 numbers). Proven bit for bit against the
+# kernels, op kind by op kind, in tests/test_random_draws.py.
+_COUNTER_STEP = {
+    "RandomUniform": lambda shape: shape.num_elements() * 256,
+    "RandomUniformInt": lambda shape: shape.num_elements() * 256,
+    "RandomStandardNormal": lambda shape: shape.num_elements() * 256,
+    "TruncatedNormal": lambda shape: shape.num_elements() * 256,
+    "RandomShuffle": lambda shape: (shape.num_elements() + 2) // 4,  # shape: the first axis
+}
+
+
+def counter_step(op: tf.Operation) -> Optional[int]:
+    """How far a seeded random op's Philox counter moves each time it runs, where that is
+    fixed: then the k-th call's draws are a function of k alone (random_draws.py). None for
+    other ops, unseeded ones, and ones that run only in a branch or several times a call."""
+    step = _COUNTER_STEP.get(op.type)
+    if step is None or unseeded_random(op) or tf_internals.in_control_flow(op):
+        return None
+    shape = op.outputs[0].shape
+    if op.type == "RandomShuffle":
+        shape = shape[:1] if shape.rank else tf.TensorShape([1])
+    if not shape.is_fully_defined() or shape.num_elements() >= 2**32:
+        return None
+    return step(shape)
+
+
 def _stateful(op: tf.Operation) -> bool:
     # Ops on reference variables (CountUpTo, Assign*) change state without being marked
     # stateful: the reference input is their state.
@@ -45,9 +77,52 @@ def _stateful(op: tf.Operation) -> bool:
 
 def per_example_safe(op: tf.Operation) -> bool:
     """Whether `op` means the same run once per example or once over a block of them."""
-    return not _stateful(op) or op.type in _BLOCK_SAFE or unseeded_random(op)
+    return (
+        not _stateful(op)
+        or op.type in _BLOCK_SAFE
+        or unseeded_random(op)
+        or counter_step(op) is not None
+    )
 
 
 def order_sensitive(op: tf.Operation) -> bool:
     """Whether running `op` for several examples at once could change what they get."""
-    return _stateful(op) and op.type not in _ORDER_FREE and not unseeded_random(op)
+    return (
+        _stateful(op)
+        and op.type not in _ORDER_FREE
+        and not unseeded_random(op)
+        and counter_step(op) is None
+    )
+
+
+def why_one_at_a_time(op: tf.Operation) -> str:
+    """Why `op` (stateful) keeps its examples one at a time, where the user made it, and
+    what would let them go a block at a time: for the run's report."""
+    where = f"{op.type} '{op.name}' at {errors.created_at(op)}"
+    if op.type in _COUNTER_STEP and tf_internals.in_control_flow(op):
+        return (
+            f"seeded {where} draws only when its tf.cond branch or loop runs, so its k-th "
+            "draw is not the k-th example's; draw it before the cond and use the value "
+            "inside, and blocks of examples draw legacy's numbers"
+        )
+    if op.type in _COUNTER_STEP:
+        return (
+            f"seeded {where} draws a shape that changes from example to example, so its "
+            "k-th draw depends on the sizes before it; draw a fixed shape and slice it, and "
+            "blocks of examples draw legacy's numbers"
+        )
+    if op.type in _RANDOM:
+        return (
+            f"seeded {where}: TensorFlow has no stateless kernel that draws what it draws, "
+            "so legacy's numbers need one example at a time, in order; without a seed it "
+            "would run a block at a time"
+        )
+    if op.type in ("PyFunc", "PyFuncStateless", "EagerPyFunc"):
+        return (
+            f"{where} runs Python once per example, in order; the same computation in "
+            "TensorFlow ops would run a block at a time"
+        )
+    return (
+        f"stateful {where} must run once per example, in order; the rest of the "
+        "per-example graph would run a block at a time without it"
+    )

@@ -24,6 +24,7 @@ import tensorflow as tf
 
 from compat_input._src.bad_records import origins
 from compat_input._src.capture import block_converters
+from compat_input._src.core import errors
 from compat_input._src.core import tf_internals
 from compat_input._src.core import tracing
 
@@ -52,7 +53,10 @@ class NotVectorized(Exception):
     """The per-example graph cannot be mapped a block at a time; the message says why."""
 
 
-ONE_THREAD = "num_threads=1: one example at a time, in legacy's order"
+ONE_THREAD = (
+    "num_threads=1: one example at a time, so that a bad record fails alone after every "
+    "record before it, as legacy's one thread did; num_threads > 1 runs blocks of examples"
+)
 
 # How each batcher's per-example graph was mapped, in build order: `(batcher, how)`.
 # `compat-input run` reports it at exit, so that a slow path is never silent.
@@ -79,15 +83,58 @@ def blocks_or_none(what: str, why_not: Optional[str], block_size: Callable, make
 
 
 def _reason(error: Exception) -> str:
-    """pfor's error, in a line: which op it could not convert."""
+    """pfor's error, in a line: which op of the program it could not convert, made where,
+    and what would make the rest of the graph run a block at a time."""
     if isinstance(error, TypeError) and error.__context__ is not None:
         # pfor's own report of a converter's error fails on imported ops (no traceback).
         error = error.__context__
     text = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    op = _program_op(_converting(error) + str(error) + "\n" + block_converters.last_failure())
+    where = f"{op.type} '{op.name}' at {errors.created_at(op)}" if op is not None else None
     found = re.match(r"No pfor vectorization defined for (\S+)", text)
     if found:
-        return f"no block conversion for op type {found.group(1)}"
-    return text[:160]
+        return (
+            f"no block conversion for {where or 'op type ' + found.group(1)}; the rest of "
+            "the per-example graph would run a block at a time with it after the batcher, "
+            "on the batch"
+        )
+    if where and re.search(r"[Ss]hape|[Dd]imension|rank", text):
+        return (
+            f"{where} could not run over a block ({text[:120]}): its values have a shape of "
+            "their own in each example (a VarLenFeature, a decoded image of its own size), "
+            "which do not stack; a fixed shape there (FixedLenFeature, a resize first) would "
+            "let blocks of examples stack"
+        )
+    return f"{where} could not run over a block: {text[:160]}" if where else text[:160]
+
+
+def _converting(error: Exception) -> str:
+    """The name of the op pfor was converting when `error` was raised (the innermost, where
+    conversions nest), as a message would name it, or "": pfor does not say it where a
+    converter's result has the wrong shape."""
+    found, tb = "", error.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_name == "_convert_helper":
+            op = tb.tb_frame.f_locals.get("y_op")
+            if isinstance(op, tf.Operation):
+                found = f"<tf.Operation '{op.name}'> "
+        tb = tb.tb_next
+    return found
+
+
+def _program_op(message: str) -> Optional[tf.Operation]:
+    """The program's op that pfor names in `message`, through the name capture gave its
+    copy (`.../captured/<program's name>`), or None."""
+    graph = tf.compat.v1.get_default_graph()
+    for name in re.findall(r"(?:name: \"|<tf\.Operation ')([^\"']+)", message):
+        found = re.search(r"(?:^|/)captured(?:_\d+)?/(.+)$", name)
+        if found is None:
+            continue
+        try:
+            return graph.get_operation_by_name(found.group(1))
+        except KeyError:
+            continue  # An op the session's rewrites made (captured_graphs.py).
+    return None
 
 
 def map_blocks(

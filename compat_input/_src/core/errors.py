@@ -5,6 +5,23 @@ Legacy code catches TensorFlow's error types (`OutOfRangeError`, `InvalidArgumen
 cannot be built, a graph it cannot capture) derives from one base class.
 """
 
+import os
+import sysconfig
+
+import tensorflow as tf
+
+# Code that is not the user's program: installed packages (TensorFlow, tf_slim, Keras) and
+# compat_input itself. A path with "/tensorflow/" in it is not enough: a checkout of
+# tensorflow/models is the user's program.
+_LIBRARIES = tuple(
+    os.path.join(path, "")
+    for path in {
+        sysconfig.get_paths()["purelib"],
+        sysconfig.get_paths()["platlib"],
+        os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+    }
+)
+
 
 class CompatInputError(Exception):
     """Base class of the errors compat_input raises itself."""
@@ -15,3 +32,13 @@ class CaptureError(CompatInputError, ValueError):
 
     It is a ValueError too, because legacy batchers reject unusable inputs with ValueError.
     """
+
+
+def created_at(op: tf.Operation) -> str:
+    """`file:line` where the user's program created `op`, for messages that name it."""
+    for frame in reversed(op.traceback or []):
+        filename = frame[0] if isinstance(frame, tuple) else frame.filename
+        lineno = frame[1] if isinstance(frame, tuple) else frame.lineno
+        if not os.path.abspath(filename).startswith(_LIBRARIES):
+            return f"{filename}:{lineno}"
+    return "<unknown location>"

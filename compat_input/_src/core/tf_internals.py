@@ -181,6 +181,12 @@ def is_ref_dtype(dtype: tf.DType) -> bool:
     return dtype._is_ref_dtype
 
 
+def in_control_flow(op: tf.Operation) -> bool:
+    """Whether `op` sits in a v1 cond branch or while loop (it may run zero or many times
+    each time the graph around it runs); TensorFlow keeps that only as a private context."""
+    return op._get_control_flow_context() is not None
+
+
 def iterator_resource(iterator) -> tf.Tensor:
     """The resource of a v1 iterator, to save and restore its position (no public handle)."""
     return iterator._iterator_resource
@@ -269,3 +275,11 @@ def create_op(graph: tf.Graph, op_type: str, inputs: list, attrs: dict, name: st
     """The op made from its inputs and serialized attrs alone: what TensorFlow's generic
     op builder does last, after its per-op inference (graph_ops.py)."""
     return graph._create_op_internal(op_type, inputs, name=name, attrs=attrs, op_def=definition)
+
+
+def optimize_graph(config, meta_graph):
+    """The GraphDef of `meta_graph` rewritten by Grappler under `config`, as a session
+    rewrites its graph (capture/captured_graphs.py); TensorFlow has no public entry."""
+    from tensorflow.python.grappler import tf_optimizer
+
+    return tf_optimizer.OptimizeGraph(config, meta_graph, verbose=False)

@@ -285,10 +285,13 @@ def one_file(reader_op, path: tf.Tensor, **attrs) -> tf.data.Dataset:
     return tf.data.experimental.from_variant(variant, tf.TensorSpec([], tf.string))
 
 
-def enumerate_(dataset):
+def enumerate_(dataset, flat: bool = False):
     """`dataset.enumerate()` in two dataset ops, the range's bounds shared by every pipeline
-    of the graph (tf.data's makes six: its bounds, and a rewrite step we turn off)."""
+    of the graph (tf.data's makes six: its bounds, and a rewrite step we turn off).
+    `flat`: elements `(i, *components)` instead of `(i, element)`."""
     spec = (tf.TensorSpec([], tf.int64), dataset.element_spec)
+    if flat:
+        spec = (spec[0], *tf.nest.flatten(spec[1]))
     start, stop, step = (initial(v, tf.int64) for v in (0, 2**63 - 1, 1))
     numbers = graph_ops.RangeDataset(
         start=start, stop=stop, step=step, output_types=[tf.int64], output_shapes=[[]]
