@@ -105,6 +105,12 @@ def why_one_at_a_time(op: tf.Operation) -> str:
             "draw is not the k-th example's; draw it before the cond and use the value "
             "inside, and blocks of examples draw legacy's numbers"
         )
+    if op.type in ("If", "While", "Case", "StatefulPartitionedCall"):
+        return (
+            f"{where} holds a stateful op in its branches or body (a seeded random op, a "
+            "py_func), run only when they run; draw it before the cond and use the value "
+            "inside, and blocks of examples draw legacy's numbers"
+        )
     if op.type in _COUNTER_STEP:
         return (
             f"seeded {where} draws a shape that changes from example to example, so its "
