@@ -19,6 +19,7 @@ import tensorflow as tf
 from tensorflow.core.framework import graph_pb2
 
 from compat_input._src.capture import op_kinds
+from compat_input._src.capture import philox
 from compat_input._src.core import tf_internals
 
 tf1 = tf.compat.v1
@@ -82,14 +83,42 @@ def rewrite(graph_def: graph_pb2.GraphDef, ops: list) -> None:
 
 def vectorize_twin(pfor_input):
     """pfor converter of a rewritten op over a block: each example's draws from its own
-    counter. The kernels take one counter a call, so this is a loop over the block's
-    examples of that one small op (pfor's own fallback); the rest of the graph stays
-    vectorized."""
-    if not any(pfor_input.input(i)[1] for i in range(len(pfor_input.inputs))):
-        op = pfor_input.op
+    counter. Uniform floats (float32) and integers, what input graphs draw (crops, flips,
+    brightness, contrast), are computed for the whole block at once (philox.py); the
+    other kinds take one counter a call, so the kernel runs once per example of the block
+    (pfor's own loop), the rest of the graph vectorized."""
+    op = pfor_input.op
+    stacked = [pfor_input.input(i)[1] for i in range(len(pfor_input.inputs))]
+    if not any(stacked):
         inputs = [pfor_input.input(i)[0] for i in range(len(pfor_input.inputs))]
         outputs = tf_internals.pfor._create_op(
             op.type, inputs, [t.dtype for t in op.outputs], attrs=op.node_def.attr
         ).outputs
         return [tf_internals.pfor.wrap(t, False) for t in outputs]
+    whole = _whole_block(pfor_input, stacked)
+    if whole is not None:
+        return tf_internals.pfor.wrap(whole, True)
     return tf_internals.pfor._fallback_converter(pfor_input, warn=False)
+
+
+def _whole_block(pfor_input, stacked: list):
+    """The block's draws of a uniform twin in one computation, or None for other kinds."""
+    op = pfor_input.op
+    dtype = op.get_attr("dtype") if op.type in _UNIFORM else None
+    if dtype not in _UNIFORM.get(op.type, ()) or any(stacked[i] for i in (0, 1, 3)):
+        return None
+    shape, key, alg = (tf.get_static_value(pfor_input.unstacked_input(i)) for i in (0, 1, 3))
+    if shape is None or key is None or alg != _PHILOX or not stacked[2]:
+        return None
+    seed, counters = int(key[0]), pfor_input.stacked_input(2)
+    if op.type == "StatelessRandomUniformV2":
+        return philox.uniform(seed, counters, list(shape))
+    bounds = [pfor_input.input(i)[0] for i in (4, 5)]
+    return philox.uniform_int(seed, counters, list(shape), *bounds, dtype)
+
+
+# The twins and types whose draws philox.py computes for a whole block.
+_UNIFORM = {
+    "StatelessRandomUniformV2": (tf.float32,),
+    "StatelessRandomUniformIntV2": (tf.int32, tf.int64),
+}

@@ -1,0 +1,104 @@
+"""TensorFlow's Philox4x32-10 generator and uniform distributions, over a block of counters.
+
+A seeded random op of a block of examples draws from one counter per example
+(random_draws.py). TensorFlow's stateless kernels take one counter a call: run once per
+example of a block (a loop) they cost more than the rest of a CIFAR-10 example's graph. The
+generator is a pure function of key and counter, so here it is written in integer ops over
+every counter of the block at once, with the kernels' own conversions to uniform floats and
+integers (random_distributions.h): the same bits, proven against the kernels in
+tests/test_random_draws.py.
+"""
+
+import numpy as np
+import tensorflow as tf
+
+_M = (0xD2511F53, 0xCD9E8D57)  # The round multipliers.
+_W = (0x9E3779B9, 0xBB67AE85)  # The key's increments between rounds (Weyl sequence).
+_ROUNDS = 10
+_LOW = 0xFFFFFFFF
+
+
+def _round_keys(seed: int) -> list:
+    """The key of each round: the op's seed, raised between rounds."""
+    key = [seed & _LOW, (seed >> 32) & _LOW]
+    keys = []
+    for _ in range(_ROUNDS):
+        keys.append(tuple(key))
+        key = [(key[0] + _W[0]) & _LOW, (key[1] + _W[1]) & _LOW]
+    return keys
+
+
+def _u32(value) -> tf.Tensor:
+    return tf.constant(np.uint32(value), tf.uint32)
+
+
+def _multiply(a: tf.Tensor, m: int) -> tuple:
+    """`(low, high)` 32-bit halves of the 64-bit product of `a` (uint32) and `m`."""
+    product = tf.cast(a, tf.uint64) * tf.constant(m, tf.uint64)
+    high = tf.cast(tf.bitwise.right_shift(product, tf.constant(32, tf.uint64)), tf.uint32)
+    return tf.cast(product, tf.uint32), high  # The cast keeps the low 32 bits.
+
+
+def bits(seed: int, low: tf.Tensor, high: tf.Tensor) -> tf.Tensor:
+    """The 4 uint32 that Philox gives for key `seed` at each 128-bit counter
+    `(high << 64) + low` (uint64 tensors of one shape): shape `low.shape + [4]`."""
+    shift = tf.constant(32, tf.uint64)
+    c = [
+        tf.cast(low, tf.uint32),
+        tf.cast(tf.bitwise.right_shift(low, shift), tf.uint32),
+        tf.cast(high, tf.uint32),
+        tf.cast(tf.bitwise.right_shift(high, shift), tf.uint32),
+    ]
+    xor = tf.bitwise.bitwise_xor
+    for k0, k1 in _round_keys(seed):
+        lo0, hi0 = _multiply(c[0], _M[0])
+        lo1, hi1 = _multiply(c[2], _M[1])
+        c = [xor(xor(hi1, c[1]), _u32(k0)), lo1, xor(xor(hi0, c[3]), _u32(k1)), lo0]
+    return tf.stack(c, axis=-1)
+
+
+def _samples(seed: int, counters: tf.Tensor, count: int, per_value: int) -> tf.Tensor:
+    """`[examples, count * per_value]` uint32: the samples of `count` values drawing
+    `per_value` samples each, from each example's counter (`counters`: `[examples, 2]`
+    uint64, the kernel's starting counter, low word first)."""
+    groups = -(-count * per_value // 4)
+    steps = tf.constant(np.arange(groups, dtype=np.uint64))[None, :]
+    low = counters[:, :1] + steps  # No carry into the high word: positions stay < 2**64.
+    high = tf.broadcast_to(counters[:, 1:], tf.shape(low))
+    drawn = tf.reshape(bits(seed, low, high), [tf.shape(counters)[0], groups * 4])
+    return drawn[:, : count * per_value]
+
+
+def uniform(seed: int, counters: tf.Tensor, shape: list) -> tf.Tensor:
+    """float32 in [0, 1) of per-example `shape`, as RandomUniform draws them: 23 random
+    bits as the mantissa of a float in [1, 2), minus 1."""
+    count = int(np.prod(shape))
+    mantissas = tf.bitwise.bitwise_and(_samples(seed, counters, count, 1), _u32(0x7FFFFF))
+    ones = tf.bitwise.bitwise_or(mantissas, _u32(127 << 23))
+    values = tf.bitcast(ones, tf.float32) - 1.0
+    return tf.reshape(values, tf.concat([tf.shape(counters)[:1], shape], 0))
+
+
+def uniform_int(seed, counters, shape: list, minval, maxval, dtype: tf.DType) -> tf.Tensor:
+    """int32 / int64 in [minval, maxval) of per-example `shape`, as RandomUniformInt draws
+    them: `minval + bits % (maxval - minval)`, the range and remainder unsigned, 32 bits a
+    value for int32 and two samples (low word first) for int64. `minval` and `maxval`:
+    scalars, or one per example."""
+    count = int(np.prod(shape))
+    unsigned = tf.uint32 if dtype == tf.int32 else tf.uint64
+    samples = _samples(seed, counters, count, 1 if dtype == tf.int32 else 2)
+    if dtype == tf.int32:
+        drawn = samples
+    else:
+        pairs = tf.cast(tf.reshape(samples, [-1, count, 2]), tf.uint64)
+        drawn = tf.bitwise.bitwise_or(
+            pairs[..., 0], tf.bitwise.left_shift(pairs[..., 1], tf.constant(32, tf.uint64))
+        )
+
+    def per_example(bound):
+        return tf.reshape(bound, [-1, 1])  # One bound for the block, or one per example.
+
+    low = per_example(minval)
+    size = tf.cast(per_example(maxval), unsigned) - tf.cast(low, unsigned)
+    values = low + tf.cast(tf.math.floormod(drawn, size), dtype)
+    return tf.reshape(values, tf.concat([tf.shape(counters)[:1], shape], 0))
