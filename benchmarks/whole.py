@@ -32,13 +32,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PROGRAMS = os.path.join(HERE, "whole_programs")
 RESULTS = os.path.join(HERE, "results")
 CLI = [sys.executable, "-m", "compat_input._src.commands.cli", "run"]
-# name: (program, its extra arguments, timed steps, whether it is input-bound)
+# name: (program, its extra arguments, timed steps)
 WORKLOADS = {
-    "cifar10": ("cifar10_train.py", [], 20, True),
-    "imagenet": ("imagenet_train.py", [], 30, True),
-    "ptb-small": ("ptb_word_lm.py", ["small"], 60, False),
-    "ptb-test": ("ptb_word_lm.py", ["test"], 1000, False),
-    "tiny": ("tiny_trainer.py", [], 1000, False),
+    "cifar10": ("cifar10_train.py", [], 20),
+    "imagenet": ("imagenet_train.py", [], 30),
+    "ptb-small": ("ptb_word_lm.py", ["small"], 60),
+    "ptb-test": ("ptb_word_lm.py", ["test"], 1000),
+    "tiny": ("tiny_trainer.py", [], 1000),
 }
 MODES = ["legacy", "compat", "tfdata"]
 
@@ -85,7 +85,7 @@ def make_data(root: str) -> None:
 
 
 def measure(workload: str, mode: str, seeded: bool, root: str) -> dict:
-    program, extra, steps, _ = WORKLOADS[workload]
+    program, extra, steps = WORKLOADS[workload]
     if mode == "tfdata":
         program = program.replace(".py", "_tfdata.py")
     cmd = CLI + ([] if mode == "compat" else ["--legacy"])
@@ -174,7 +174,6 @@ def _table(samples: dict, runs: list, repeats: int) -> str:
     lines += ["", "Programs:", ""]
     lines += [
         f"- `{w}`: {WORKLOADS[w][0]} {' '.join(WORKLOADS[w][1])}, {WORKLOADS[w][2]} timed steps"
-        + (" (input-bound)" if WORKLOADS[w][3] else "")
         for w in dict.fromkeys(w for w, _ in runs)
     ]
     return "\n".join(lines) + "\n"

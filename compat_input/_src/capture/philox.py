@@ -32,29 +32,31 @@ def _u32(value) -> tf.Tensor:
     return tf.constant(np.uint32(value), tf.uint32)
 
 
-def _multiply(a: tf.Tensor, m: int) -> tuple:
-    """`(low, high)` 32-bit halves of the 64-bit product of `a` (uint32) and `m`."""
-    product = tf.cast(a, tf.uint64) * tf.constant(m, tf.uint64)
-    high = tf.cast(tf.bitwise.right_shift(product, tf.constant(32, tf.uint64)), tf.uint32)
-    return tf.cast(product, tf.uint32), high  # The cast keeps the low 32 bits.
-
-
 def bits(seed: int, low: tf.Tensor, high: tf.Tensor) -> tf.Tensor:
     """The 4 uint32 that Philox gives for key `seed` at each 128-bit counter
-    `(high << 64) + low` (uint64 tensors of one shape): shape `low.shape + [4]`."""
+    `(high << 64) + low` (uint64 tensors of one shape): shape `low.shape + [4]`.
+
+    A round multiplies words 0 and 2 by the two multipliers, and xors the high halves
+    with words 1 and 3 and the round's key. Each pair is one tensor (its last axis), so
+    that a round is a few ops over the whole block, not a dozen.
+    """
     shift = tf.constant(32, tf.uint64)
-    c = [
-        tf.cast(low, tf.uint32),
-        tf.cast(tf.bitwise.right_shift(low, shift), tf.uint32),
-        tf.cast(high, tf.uint32),
-        tf.cast(tf.bitwise.right_shift(high, shift), tf.uint32),
-    ]
-    xor = tf.bitwise.bitwise_xor
-    for k0, k1 in _round_keys(seed):
-        lo0, hi0 = _multiply(c[0], _M[0])
-        lo1, hi1 = _multiply(c[2], _M[1])
-        c = [xor(xor(hi1, c[1]), _u32(k0)), lo1, xor(xor(hi0, c[3]), _u32(k1)), lo0]
-    return tf.stack(c, axis=-1)
+    halves = tf.stack([low, high], axis=-1)  # [..., 2]: the words (0, 1) and (2, 3).
+    even = tf.cast(halves, tf.uint32)  # Words 0 and 2.
+    odd = tf.cast(tf.bitwise.right_shift(halves, shift), tf.uint32)  # Words 1 and 3.
+    multipliers = tf.constant(np.array(_M, np.uint64))
+    for key in _round_keys(seed):
+        product = tf.cast(even, tf.uint64) * multipliers
+        high_halves = tf.cast(tf.bitwise.right_shift(product, shift), tf.uint32)
+        low_halves = tf.cast(product, tf.uint32)  # The cast keeps the low 32 bits.
+        # New words: (hi1 ^ c1 ^ k0, lo1, hi0 ^ c3 ^ k1, lo0).
+        mixed = tf.bitwise.bitwise_xor(
+            tf.bitwise.bitwise_xor(tf.reverse(high_halves, [-1]), odd),
+            tf.constant(np.array(key, np.uint32)),
+        )
+        even, odd = mixed, tf.reverse(low_halves, [-1])
+    # Words in order (0, 1, 2, 3): (even0, odd0, even1, odd1).
+    return tf.reshape(tf.stack([even, odd], axis=-1), tf.concat([tf.shape(low), [4]], 0))
 
 
 def _samples(seed: int, counters: tf.Tensor, count: int, per_value: int) -> tf.Tensor:
