@@ -200,3 +200,22 @@ def test_two_dequeues_of_one_producer_split_the_stream():
     for run in (legacy, compat):
         seen = collections.Counter(x for step in run.values for x in step)
         assert seen == collections.Counter(range(6))
+
+
+def test_a_producer_of_rows_is_read_in_the_sessions_thread_and_a_batcher_is_not():
+    # A queue's dequeue ran in the session's thread; IteratorGetNext hands each read to a
+    # tf.data thread and back (40-70 us a run). A producer of rows in order computes its
+    # element in the reading thread anyway; a batcher runs functions, which must not hold
+    # that thread.
+    def read_op(tensor):
+        op = tensor.op
+        while op.type in ("IdentityN", "Identity", "Reshape"):
+            op = op.inputs[0].op
+        return op.type
+
+    with tf.Graph().as_default():
+        api = compat_api()
+        index = api.range_input_producer(10, shuffle=False).dequeue()
+        batch = api.batch([tf.strings.as_string(index)], 2)
+        assert read_op(index) == "IteratorGetNextSync"
+        assert read_op(batch) == "IteratorGetNext"

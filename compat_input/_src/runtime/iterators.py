@@ -80,14 +80,49 @@ def initializable(dataset: tf.data.Dataset, deferred: bool = False):
     return made
 
 
-def get_next(iterator, name=None):
-    """`iterator.get_next(name)`, through graph_ops where the elements are dense."""
+# Dataset kinds that make each element in the reading thread, calling no function and
+# waiting on no thread of their own (a producer's rows, repeated, shuffled, unbatched).
+_INLINE = frozenset(
+    {
+        *("TensorDataset", "TensorSliceDataset", "RangeDataset", "RepeatDataset"),
+        *("UnbatchDataset", "OptionsDataset", "TakeDataset", "SkipDataset", "ZipDataset"),
+        *("BatchDatasetV2", "ConcatenateDataset", "ShuffleDatasetV3", "ShuffleDatasetV2"),
+        "ShuffleAndRepeatDatasetV2",
+    }
+)
+
+
+def inline(variant: tf.Tensor) -> bool:
+    """Whether every dataset op behind `variant` is of the `_INLINE` kinds."""
+    seen: set = set()
+    pending = [variant.op]
+    while pending:
+        op = pending.pop()
+        if op in seen:
+            continue
+        seen.add(op)
+        if op.type not in _INLINE and any(t.dtype == tf.variant for t in op.outputs):
+            return False
+        pending.extend(t.op for t in op.inputs)
+    return True
+
+
+def get_next(iterator, name=None, inline_read: bool = False):
+    """`iterator.get_next(name)`, through graph_ops where the elements are dense.
+
+    `inline_read` (the pipeline is `inline`): read in the session's own thread
+    (IteratorGetNextSync). IteratorGetNext hands every read to a tf.data thread and back:
+    40-70 us a run more than a legacy queue's dequeue, a PTB language model's step in its
+    test configuration taking 2 ms. Only where nothing behind the iterator can wait on a
+    thread: a read that waited would hold one of the session's own threads.
+    """
     spec = iterator.element_spec
     flat = tf.nest.flatten(spec)
     if not tracing.dense(flat):
         return iterator.get_next(name=name)
     resource = tf_internals.iterator_resource(iterator)
-    tensors = graph_ops.IteratorGetNext(iterator=resource, name=name, **tracing.typed(spec))
+    read = graph_ops.IteratorGetNextSync if inline_read else graph_ops.IteratorGetNext
+    tensors = read(iterator=resource, name=name, **tracing.typed(spec))
     for tensor, part in zip(tensors, flat):
         tensor.set_shape(part.shape)
     return tf.nest.pack_sequence_as(spec, tensors)

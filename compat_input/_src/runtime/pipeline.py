@@ -207,7 +207,7 @@ class Pipeline:
         """
         # The read itself waits for the check, or an unstarted iterator fails first.
         with tf.control_dependencies([p.guard for p in self.needs] + [self.guard]):
-            element = iterators.get_next(self.iterator)
+            element = iterators.get_next(self.iterator, inline_read=iterators.inline(self.variant))
         flat = tf.nest.flatten(element, expand_composites=True)
         self.read_op_names.append(flat[0].op.name)
         with tf.control_dependencies([after(element)] if after else []):
