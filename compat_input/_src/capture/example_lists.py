@@ -246,16 +246,12 @@ def examples_of(item: ExampleList, elements, parallel, skipping: bool, logs: lis
     log = example_log(item, skipping, logs)
     if log is None and key is not None:
         # The tf.compat.v1 map's choice: an OutOfRangeError from the graph ends the input.
-        if positional:
-            return tracing.shared_map(
-                tracing.enumerate_(elements),
-                key,
-                lambda e: item.examples(e[1], e[0]),
-                parallel=parallel,
-                preserve_cardinality=False,
-            )
         return tracing.shared_map(
-            elements, key, item.examples, parallel=parallel, preserve_cardinality=False
+            tracing.enumerate_(elements) if positional else elements,
+            key,
+            (lambda e: item.examples(e[1], e[0])) if positional else item.examples,
+            parallel=parallel,
+            preserve_cardinality=False,
         )
     return map_examples(
         elements,
