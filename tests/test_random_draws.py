@@ -14,6 +14,9 @@ from compat_input._src.capture import vectorize
 from helpers import assert_in_one_thread_order
 from helpers import compat_api
 from helpers import flatten_examples
+from helpers import legacy_api
+from helpers import run_scenario
+from helpers import write_tfrecords
 
 tf1 = tf.compat.v1
 
@@ -141,3 +144,36 @@ def test_float_arithmetic_gives_the_legacy_sessions_bits(kind):
     build = _build(_ARITHMETIC[kind])
     for threads in (1, 3):  # One example at a time, and a block at a time.
         assert_in_one_thread_order(build, threads=threads)
+
+
+@pytest.mark.parametrize("shared_reader", [False, True])
+def test_joined_lists_with_seeded_draws_read_every_record_and_draw_reproducibly(
+    tmp_path, shared_reader
+):
+    # Legacy's join threads drew in an order set by their timing: there is nothing to
+    # compare draws with. Every record comes through once, each with a draw of its own,
+    # and two runs of the program draw the same.
+    files = [
+        write_tfrecords(str(tmp_path / f"{k}.tfr"), [b"%d" % (k * 100 + i) for i in range(6)])
+        for k in range(2)
+    ]
+
+    def build(api, threads=None):
+        tf1.set_random_seed(3)
+        queue = api.string_input_producer(files, num_epochs=1, shuffle=False)
+        shared = api.TFRecordReader().read(queue)[1] if shared_reader else None
+        lists = []
+        for k in range(2):
+            value = shared if shared_reader else api.TFRecordReader().read(queue)[1]
+            number = tf.strings.to_number(value, tf.float32)
+            lists.append([number, number + tf1.random_uniform([], seed=k + 1)])
+        return api.batch_join(lists, 4, allow_smaller_final_batch=True)
+
+    runs = [run_scenario(api(), build) for api in (legacy_api, compat_api, compat_api)]
+    numbers = [sorted(flatten_examples(run.values, 0)) for run in runs]
+    assert numbers[1] == numbers[0] == sorted(k * 100 + i for k in range(2) for i in range(6))
+    draws = [
+        np.subtract(flatten_examples(r.values, 1), flatten_examples(r.values, 0)) for r in runs
+    ]
+    assert len(set(draws[1].tolist())) == 12 and ((draws[1] >= 0) & (draws[1] < 1)).all()
+    assert runs[1].values == runs[2].values  # Reproducible.

@@ -323,7 +323,8 @@ def capture(targets: list, what: str, defer_errors: bool = False) -> Captured:
         before = len(here.get_operations())
         mapped = {f"{arg_name[n]}:0": v for n, v in input_map.items()}
         if draws:
-            mapped[f"{random_draws.ORDINAL}:0"] = ordinal
+            # In a branch function (the lists of a join take turns), captured first.
+            mapped[f"{random_draws.ORDINAL}:0"] = tf.identity(ordinal)
         imported = tf.graph_util.import_graph_def(
             graph_def,
             input_map=mapped,
