@@ -28,6 +28,7 @@ import sys
 import tempfile
 import time
 
+import data
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -59,8 +60,7 @@ def make_data(root: str) -> None:
 
     rng = np.random.default_rng(0)
     for shard in range(4):
-        rows = rng.integers(0, 1000, size=(25000, 10))
-        np.savetxt(os.path.join(root, f"part{shard}.csv"), rows, fmt="%d", delimiter=",")
+        data.csv_shard(root, rng, shard)
         with tf.io.TFRecordWriter(os.path.join(root, f"img{shard}.tfrecord")) as writer:
             for i in range(2500):
                 image = rng.integers(0, 255, size=32 * 32 * 3, dtype=np.uint8).tobytes()
@@ -70,8 +70,7 @@ def make_data(root: str) -> None:
                 }
                 example = tf.train.Example(features=tf.train.Features(feature=feature))
                 writer.write(example.SerializeToString())
-        with open(os.path.join(root, f"cifar{shard}.bin"), "wb") as f:
-            f.write(rng.integers(0, 255, size=3073 * 2500, dtype=np.uint8).tobytes())
+        data.cifar_shard(root, rng, shard)
     os.makedirs(os.path.join(root, "jpeg"))
     for i in range(400):
         # Smooth images compress as photos do; noise would make every JPEG its worst case.

@@ -26,6 +26,7 @@ import sys
 import tempfile
 import time
 
+import data
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -48,12 +49,8 @@ def make_data(root: str) -> None:
 
     rng = np.random.default_rng(0)
     for shard in range(4):
-        rows = rng.integers(0, 1000, size=(25000, 10))
-        np.savetxt(os.path.join(root, f"part{shard}.csv"), rows, fmt="%d", delimiter=",")
-        records = rng.integers(0, 255, size=(2500, 3073), dtype=np.uint8)
-        records[:, 0] = rng.integers(0, 10, size=2500)  # The label byte.
-        with open(os.path.join(root, f"cifar{shard}.bin"), "wb") as f:
-            f.write(records.tobytes())
+        data.csv_shard(root, rng, shard)
+        data.cifar_shard(root, rng, shard)
     # Word ids with a Zipf-like spread, as text has.
     np.save(os.path.join(root, "ptb_ids.npy"), (rng.zipf(1.3, 300_000) % 10000).astype(np.int32))
     for shard in range(4):
