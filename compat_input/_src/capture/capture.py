@@ -281,10 +281,10 @@ def capture(targets: list, what: str, defer_errors: bool = False) -> Captured:
     )
     functions = captured_graphs.functions_called(graph, [op.node_def for op in walk.ops.values()])
     draws = random_draws.positional(walk.ops.values())
-    # Rewritten as the session rewrote the legacy graph: its own ops, stateful ones too.
+    # Rewritten as the session rewrote the legacy graph: its own ops, stateful ones too,
+    # which the rewrites keep as they are (the draws are found by name after them).
     kept = {f"{arg_name[n]}:0": graph.get_tensor_by_name(n).dtype.base_dtype for n in walk.boundary}
     kept.update({t.name: t.dtype for t in targets if t.name not in arg_name})
-    kept.update({op.outputs[0].name: op.outputs[0].dtype for op in draws})
     graph_def, renamed = captured_graphs.as_the_session_computes(graph_def, kept, functions)
     random_draws.rewrite(graph_def, draws)
 
