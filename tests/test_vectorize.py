@@ -278,17 +278,18 @@ def test_a_vocabulary_lookup_is_vectorized_and_matches_legacy(tmp_path):
     assert len(flatten_examples(compat.values, 0)) == 14
 
 
-@pytest.mark.parametrize("threads", [1, 2])
-def test_the_vectorized_and_the_per_example_path_give_the_same_examples(tmp_path, threads):
+@pytest.mark.parametrize("threads, size", [(1, 2), (1, 20), (2, 20)])
+def test_the_vectorized_and_the_per_example_path_give_the_same_examples(tmp_path, threads, size):
     files = _images(tmp_path, count=20)
 
     def build(api, num_threads=threads):
         image, label = _read_images(api, files, num_epochs=1)
         return api.batch(
-            [tf.image.per_image_standardization(image), label], 20, num_threads=num_threads
+            [tf.image.per_image_standardization(image), label], size, num_threads=num_threads
         )
 
-    assert _built_vectorized(build) == (threads > 1)
+    # One thread: blocks of the batch's size; batches of 2 are too small to gain by it.
+    assert _built_vectorized(build) == (size > 2)
     assert_in_one_thread_order(build, threads=threads, rtol=1e-5, atol=1e-6)
 
 
@@ -556,3 +557,60 @@ def test_a_saturation_or_hue_factor_of_each_example_is_applied_to_that_example(t
 
     assert _built_vectorized(build)
     assert_in_one_thread_order(build, rtol=1e-5, atol=1e-5)
+
+
+def _csv_rows(api, path, size, **kwargs):
+    queue = api.string_input_producer([path], num_epochs=1, shuffle=False)
+    _, line = api.TextLineReader().read(queue)
+    a, b = tf1.decode_csv(line, [[0], [0.0]])
+    return api.batch([a, b / 3.0], size, num_threads=1, **kwargs)
+
+
+def test_one_thread_batches_run_in_blocks_that_line_up_with_them(tmp_path):
+    path = write(str(tmp_path / "a.csv"), "".join(f"{i},{i * 7}\n" for i in range(40)))
+    for size, final in ((8, False), (6, True)):
+
+        def build(api, threads=1, size=size, final=final):
+            return _csv_rows(api, path, size, allow_smaller_final_batch=final)
+
+        assert _mapped(build) == [f"vectorized, {size} examples a block"]
+        legacy, compat = assert_in_one_thread_order(build, threads=1)
+        assert len(flatten_examples(compat.values, 0)) == (40 if final else 40 // size * size)
+
+
+def test_one_thread_batchers_whose_blocks_would_not_line_up_map_one_example_at_a_time(tmp_path):
+    path = write(str(tmp_path / "a.csv"), "".join(f"{i},{i}\n" for i in range(40)))
+
+    def shuffled(api):
+        queue = api.string_input_producer([path], num_epochs=1, shuffle=False)
+        _, line = api.TextLineReader().read(queue)
+        return api.shuffle_batch(tf1.decode_csv(line, [[0], [0]]), 8, 20, 10, num_threads=1)
+
+    def kept(api):
+        queue = api.string_input_producer([path], num_epochs=1, shuffle=False)
+        _, line = api.TextLineReader().read(queue)
+        a, b = tf1.decode_csv(line, [[0], [0]])
+        return api.maybe_batch([a, b], a % 2 > 0, 8, num_threads=1)
+
+    small = lambda api: _csv_rows(api, path, 2)  # noqa: E731
+    for build in (shuffled, kept, small):
+        (how,) = _mapped(build)
+        assert how.startswith("per example (num_threads=1"), how
+
+
+@pytest.mark.parametrize("bad", [0, 5, 13, 23])
+def test_a_bad_row_in_a_one_thread_block_fails_its_batch_as_one_example_at_a_time_did(
+    tmp_path, bad
+):
+    rows = [f"{i},{i}\n" for i in range(30)]
+    rows[bad] = "oops,1\n"
+    path = write(str(tmp_path / "a.csv"), "".join(rows))
+    build = lambda api: _csv_rows(api, path, 6)  # noqa: E731
+    assert _mapped(build) == ["vectorized, 6 examples a block"]
+    legacy, compat = differential(build, install=True)
+    # Legacy: every whole batch before the bad row's, then the input ends (the row's error
+    # in coord.join()); compat_input: the same batches, then the row's own error.
+    assert len(legacy.values) == bad // 6 and legacy.error is tf.errors.OutOfRangeError
+    assert compat.structure == legacy.structure and compat.values == legacy.values
+    assert compat.error is tf.errors.InvalidArgumentError
+    assert f"read from {path}:{bad + 1}" in compat.error_message.splitlines()[0]

@@ -134,6 +134,8 @@ def plan(
         for item in lists:
             item.entered = counters[0]
         parallel = {}  # One example at a time, so the counts are exact between runs.
+    if not parallel and counters is None and shuffle is None and keep is True:
+        _line_up_blocks(lists, size, enqueue_many)
     return BatchPlan(
         scope=scope,
         structure=structure,
@@ -154,6 +156,28 @@ def plan(
             None,
         ),
     )
+
+
+def _line_up_blocks(lists: list, size, enqueue_many: bool) -> None:
+    """With one thread, blocks of examples that line up with the batches taken.
+
+    One thread makes examples in legacy's order, and a bad record must fail no more than
+    it did one example at a time: the batch it is part of (tf.data's batch drops what it
+    gathered; the final partial batch is found again, bad_records/located_errors.py). A
+    block that divides the batch fails only its own batch, wherever in it the error is.
+    """
+    if len(lists) != 1 or enqueue_many or not isinstance(size, int):
+        return
+    item = lists[0]
+    most = item.block_size() if item.not_vectorizable() is None else 0
+    block = max((d for d in range(1, min(size, most) + 1) if size % d == 0), default=1)
+    if block >= _SMALLEST_BLOCK:
+        item.batch_block = block
+
+
+# Blocks of fewer examples than this cost more than they save: each runs a few datasets
+# of its own (vectorize._guarded).
+_SMALLEST_BLOCK = 4
 
 
 # -- the steps, one per part of the plan ------------------------------------------------------

@@ -63,6 +63,9 @@ class ExampleList:
     # Under bad_records="skip": a counter of examples that entered the per-example graph.
     entered: Any = None
     what: str = ""  # The batcher, for the mapping report (vectorize.note).
+    # With one thread: the examples per block where blocks line up with the batches the
+    # batcher takes (batch_plan.py), else None (one example at a time).
+    batch_block: Optional[int] = None
 
     @property
     def sources(self) -> list:
@@ -126,6 +129,8 @@ class ExampleList:
 
     def block_size(self) -> int:
         """Examples per vectorized block (see vectorize.block_size)."""
+        if self.batch_block is not None:
+            return self.batch_block
         shapes, dtypes = list(self.shapes), [t.dtype for t in self.tensors]
         if self.keep is not True:  # The keep_input column.
             shapes.append(tf.TensorShape([]))
@@ -226,9 +231,18 @@ def examples_of(item: ExampleList, elements, parallel, skipping: bool, logs: lis
     """The examples of one list made from its source's `elements`."""
     key = item.key()
     positional = item.captured.positional  # Its draws need each element's position.
-    # A block at a time (vectorize.py). Only with num_threads > 1, where legacy delivery
-    # before an error already depended on thread timing: a bad record fails its block.
+    # A block at a time (vectorize.py). With one thread only where blocks line up with
+    # the batches (`batch_block`): a bad record anywhere in a block then fails the batch it
+    # is part of, as it did one example at a time, and the examples before it are found
+    # again for the final partial batch (bad_records/located_errors.py).
     why_not = item.not_vectorizable() if parallel else item.one_at_a_time()
+    in_blocks = parallel
+    if not parallel and why_not == vectorize.ONE_THREAD and item.batch_block is not None:
+        why_not = None
+        if not item.captured.stateful:
+            # Blocks are made ahead, in order: an error still comes after every block
+            # before it, and no state sees the difference.
+            in_blocks = {"num_parallel_calls": tf.data.AUTOTUNE, "deterministic": True}
     blocks = vectorize.blocks_or_none(
         item.what,
         why_not,
@@ -236,7 +250,7 @@ def examples_of(item: ExampleList, elements, parallel, skipping: bool, logs: lis
         lambda block: vectorize.map_blocks(
             tracing.enumerate_(elements, flat=True) if positional else elements,
             [lambda e: item.examples(e[1:], e[0])] if positional else [item.examples],
-            parallel,
+            in_blocks,
             block=block,
             key=key,
         ),

@@ -55,7 +55,9 @@ class NotVectorized(Exception):
 
 ONE_THREAD = (
     "num_threads=1: one example at a time, so that a bad record fails alone after every "
-    "record before it, as legacy's one thread did; num_threads > 1 runs blocks of examples"
+    "record before it, as legacy's one thread did; blocks of examples run where "
+    "num_threads > 1, or where they line up with the batches: `batch` of one list, a "
+    "fixed batch_size, every example kept"
 )
 
 # How each batcher's per-example graph was mapped, in build order: `(batcher, how)`.
