@@ -158,6 +158,11 @@ def plan(
     )
 
 
+# Blocks of fewer examples than this save less than the block's own steps (batch, the
+# block's function call, unbatch) cost.
+_SMALLEST_BLOCK = 4
+
+
 def _line_up_blocks(lists: list, size, enqueue_many: bool) -> None:
     """With one thread, blocks of examples that line up with the batches taken.
 
@@ -173,11 +178,6 @@ def _line_up_blocks(lists: list, size, enqueue_many: bool) -> None:
     block = max((d for d in range(1, min(size, most) + 1) if size % d == 0), default=1)
     if block >= _SMALLEST_BLOCK:
         item.batch_block = block
-
-
-# Blocks of fewer examples than this cost more than they save: each runs a few datasets
-# of its own (vectorize._guarded).
-_SMALLEST_BLOCK = 4
 
 
 # -- the steps, one per part of the plan ------------------------------------------------------
