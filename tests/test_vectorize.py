@@ -559,10 +559,13 @@ def test_a_saturation_or_hue_factor_of_each_example_is_applied_to_that_example(t
     assert_in_one_thread_order(build, rtol=1e-5, atol=1e-5)
 
 
-def _csv_rows(api, path, size, **kwargs):
+def _csv_line(api, path):
     queue = api.string_input_producer([path], num_epochs=1, shuffle=False)
-    _, line = api.TextLineReader().read(queue)
-    a, b = tf1.decode_csv(line, [[0], [0.0]])
+    return api.TextLineReader().read(queue)[1]
+
+
+def _csv_rows(api, path, size, **kwargs):
+    a, b = tf1.decode_csv(_csv_line(api, path), [[0], [0.0]])
     return api.batch([a, b / 3.0], size, num_threads=1, **kwargs)
 
 
@@ -582,14 +585,11 @@ def test_one_thread_batchers_whose_blocks_would_not_line_up_map_one_example_at_a
     path = write(str(tmp_path / "a.csv"), "".join(f"{i},{i}\n" for i in range(40)))
 
     def shuffled(api):
-        queue = api.string_input_producer([path], num_epochs=1, shuffle=False)
-        _, line = api.TextLineReader().read(queue)
-        return api.shuffle_batch(tf1.decode_csv(line, [[0], [0]]), 8, 20, 10, num_threads=1)
+        row = tf1.decode_csv(_csv_line(api, path), [[0], [0]])
+        return api.shuffle_batch(row, 8, 20, 10, num_threads=1)
 
     def kept(api):
-        queue = api.string_input_producer([path], num_epochs=1, shuffle=False)
-        _, line = api.TextLineReader().read(queue)
-        a, b = tf1.decode_csv(line, [[0], [0]])
+        a, b = tf1.decode_csv(_csv_line(api, path), [[0], [0]])
         return api.maybe_batch([a, b], a % 2 > 0, 8, num_threads=1)
 
     small = lambda api: _csv_rows(api, path, 2)  # noqa: E731

@@ -158,11 +158,6 @@ def plan(
     )
 
 
-# Blocks of fewer examples than this save less than the block's own steps (batch, the
-# block's function call, unbatch) cost.
-_SMALLEST_BLOCK = 4
-
-
 def _line_up_blocks(lists: list, size, enqueue_many: bool) -> None:
     """With one thread, blocks of examples that line up with the batches taken.
 
@@ -171,13 +166,8 @@ def _line_up_blocks(lists: list, size, enqueue_many: bool) -> None:
     gathered; the final partial batch is found again, bad_records/located_errors.py). A
     block that divides the batch fails only its own batch, wherever in it the error is.
     """
-    if len(lists) != 1 or enqueue_many or not isinstance(size, int):
-        return
-    item = lists[0]
-    most = item.block_size() if item.not_vectorizable() is None else 0
-    block = max((d for d in range(1, min(size, most) + 1) if size % d == 0), default=1)
-    if block >= _SMALLEST_BLOCK:
-        item.batch_block = block
+    if len(lists) == 1 and not enqueue_many and isinstance(size, int):
+        lists[0].lined_up_with = size
 
 
 # -- the steps, one per part of the plan ------------------------------------------------------

@@ -63,9 +63,9 @@ class ExampleList:
     # Under bad_records="skip": a counter of examples that entered the per-example graph.
     entered: Any = None
     what: str = ""  # The batcher, for the mapping report (vectorize.note).
-    # With one thread: the examples per block where blocks line up with the batches the
-    # batcher takes (batch_plan.py), else None (one example at a time).
-    batch_block: Optional[int] = None
+    # With one thread: the batch size that blocks must divide to line up with the batches
+    # the batcher takes (batch_plan.py), else None (one example at a time).
+    lined_up_with: Optional[int] = None
 
     @property
     def sources(self) -> list:
@@ -128,14 +128,17 @@ class ExampleList:
         return f"examples_{self.captured.key}_{parts}_{self.shapes}_{keep}_{self.enqueue_many}"
 
     def block_size(self) -> int:
-        """Examples per vectorized block (see vectorize.block_size)."""
-        if self.batch_block is not None:
-            return self.batch_block
+        """Examples per vectorized block (see vectorize.block_size); where blocks line up
+        with batches, the largest divisor of the batch size that is no bigger."""
         shapes, dtypes = list(self.shapes), [t.dtype for t in self.tensors]
         if self.keep is not True:  # The keep_input column.
             shapes.append(tf.TensorShape([]))
             dtypes.append(tf.bool)
-        return vectorize.block_size(shapes, dtypes)
+        most = vectorize.block_size(shapes, dtypes)
+        size = self.lined_up_with
+        if size is None:
+            return most
+        return max(d for d in range(1, min(size, most) + 1) if size % d == 0)
 
     def examples(self, element, ordinal=None, log=None) -> tuple:
         """The element's values, shaped, with a scalar keep_input as a trailing column.
@@ -227,17 +230,24 @@ def map_examples(dataset: tf.data.Dataset, examples, numbered: bool, parallel) -
     return per_example_map(numbered, lambda i, *element: examples(element, i), parallel)
 
 
+# Blocks of fewer examples than this save less than the block's own steps (batch, the
+# block's function call, unbatch) cost.
+_SMALLEST_BLOCK = 4
+
+
 def examples_of(item: ExampleList, elements, parallel, skipping: bool, logs: list):
     """The examples of one list made from its source's `elements`."""
     key = item.key()
     positional = item.captured.positional  # Its draws need each element's position.
     # A block at a time (vectorize.py). With one thread only where blocks line up with
-    # the batches (`batch_block`): a bad record anywhere in a block then fails the batch it
+    # the batches (`lined_up_with`): a bad record anywhere in a block then fails the batch it
     # is part of, as it did one example at a time, and the examples before it are found
     # again for the final partial batch (bad_records/located_errors.py).
     why_not = item.not_vectorizable() if parallel else item.one_at_a_time()
     in_blocks = parallel
-    if not parallel and why_not == vectorize.ONE_THREAD and item.batch_block is not None:
+    lined_up = item.lined_up_with is not None
+    # ONE_THREAD: shapes are fully defined, so there is a block size.
+    if lined_up and why_not == vectorize.ONE_THREAD and item.block_size() >= _SMALLEST_BLOCK:
         why_not = None
         if not item.captured.stateful:
             # Blocks are made ahead, in order: an error still comes after every block
