@@ -12,8 +12,8 @@ import pytest
 import tensorflow as tf
 
 import compat_input
+from compat_input._src.core import dataset_ops
 from compat_input._src.core import graph_ops
-from compat_input._src.core import tracing
 from tests import helpers
 
 tf1 = tf.compat.v1
@@ -128,7 +128,7 @@ def test_what_graph_ops_does_not_handle_goes_to_raw_ops():
 def test_shuffle_orders_as_tf_data_shuffle_does(graph_seed, seed):
     # The seeds are tf.data's: (0, 0) would mean random, so tf.data changes the second.
     orders = []
-    for shuffle in (tracing.shuffle, lambda d, n, seed: d.shuffle(n, seed=seed)):
+    for shuffle in (dataset_ops.shuffle, lambda d, n, seed: d.shuffle(n, seed=seed)):
         with tf.Graph().as_default():
             if graph_seed is not None:
                 tf1.set_random_seed(graph_seed)

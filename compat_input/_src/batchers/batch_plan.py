@@ -28,8 +28,8 @@ from compat_input._src.capture import hand_built_queues
 from compat_input._src.capture import joins
 from compat_input._src.capture.example_lists import ExampleList
 from compat_input._src.capture.example_lists import capture_list
+from compat_input._src.core import dataset_ops
 from compat_input._src.core import graph_ops
-from compat_input._src.core import tracing
 from compat_input._src.core.options import options
 from compat_input._src.core.state_variables import initial
 from compat_input._src.runtime import data_service
@@ -204,7 +204,7 @@ def keep_inputs(plan: BatchPlan, dataset: tf.data.Dataset) -> tf.data.Dataset:
 
 def unbatch_many(plan: BatchPlan, dataset: tf.data.Dataset) -> tf.data.Dataset:
     """`enqueue_many`: each element is a batch of examples."""
-    return tracing.unbatch(dataset) if plan.enqueue_many else dataset
+    return dataset_ops.unbatch(dataset) if plan.enqueue_many else dataset
 
 
 def through_service(plan: BatchPlan, dataset: tf.data.Dataset) -> tf.data.Dataset:
@@ -218,7 +218,7 @@ def through_service(plan: BatchPlan, dataset: tf.data.Dataset) -> tf.data.Datase
 def shuffle_examples(plan: BatchPlan, dataset: tf.data.Dataset) -> tf.data.Dataset:
     if plan.shuffle is None:
         return dataset
-    return tracing.shuffle(dataset, plan.shuffle_buffer, seed=plan.shuffle.seed)
+    return dataset_ops.shuffle(dataset, plan.shuffle_buffer, seed=plan.shuffle.seed)
 
 
 def batch_examples(plan: BatchPlan, dataset: tf.data.Dataset) -> tf.data.Dataset:
@@ -226,7 +226,7 @@ def batch_examples(plan: BatchPlan, dataset: tf.data.Dataset) -> tf.data.Dataset
     if plan.dynamic_pad:
         dataset = dataset.padded_batch(plan.size, drop_remainder=drop)
     else:
-        dataset = tracing.batch(dataset, plan.size, drop)
+        dataset = dataset_ops.batch(dataset, plan.size, drop)
     if plan.keep_column and not plan.enqueue_many:
         dataset = dataset.map(lambda *x: x[:-1])  # Once per batch, not per example.
     return dataset
@@ -239,7 +239,7 @@ def prefetch_batches(plan: BatchPlan, dataset: tf.data.Dataset) -> tf.data.Datas
         ahead = max(1, (plan.capacity - plan.shuffle_buffer) // plan.size)
     else:
         ahead = tf.data.AUTOTUNE
-    return tracing.prefetch(dataset, ahead)
+    return dataset_ops.prefetch(dataset, ahead)
 
 
 def assemble(plan: BatchPlan, logs: list) -> tf.data.Dataset:

@@ -18,6 +18,7 @@ from compat_input._src.bad_records import origins
 from compat_input._src.capture import capture as capture_lib
 from compat_input._src.capture import op_kinds
 from compat_input._src.capture import vectorize
+from compat_input._src.core import dataset_ops
 from compat_input._src.core import errors
 from compat_input._src.core import graph_ops
 from compat_input._src.core import tracing
@@ -226,7 +227,7 @@ def map_examples(dataset: tf.data.Dataset, examples, numbered: bool, parallel) -
     (for a log, or for draws by position), else the ordinal is None."""
     if not numbered:
         return per_example_map(dataset, lambda *element: examples(element, None), parallel)
-    numbered = tracing.enumerate_(dataset)
+    numbered = dataset_ops.enumerate_(dataset)
     return per_example_map(numbered, lambda i, *element: examples(element, i), parallel)
 
 
@@ -258,7 +259,7 @@ def examples_of(item: ExampleList, elements, parallel, skipping: bool, logs: lis
         why_not,
         item.block_size,
         lambda block: vectorize.map_blocks(
-            tracing.enumerate_(elements, flat=True) if positional else elements,
+            dataset_ops.enumerate_(elements, flat=True) if positional else elements,
             [lambda e: item.examples(e[1:], e[0])] if positional else [item.examples],
             in_blocks,
             block=block,
@@ -271,7 +272,7 @@ def examples_of(item: ExampleList, elements, parallel, skipping: bool, logs: lis
     if log is None and key is not None:
         # The tf.compat.v1 map's choice: an OutOfRangeError from the graph ends the input.
         return tracing.shared_map(
-            tracing.enumerate_(elements) if positional else elements,
+            dataset_ops.enumerate_(elements) if positional else elements,
             key,
             (lambda e: item.examples(e[1], e[0])) if positional else item.examples,
             parallel=parallel,

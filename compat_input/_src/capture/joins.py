@@ -25,8 +25,8 @@ from compat_input._src.capture.example_lists import example_log
 from compat_input._src.capture.example_lists import examples_of
 from compat_input._src.capture.example_lists import map_examples
 from compat_input._src.capture.example_lists import per_example_map
+from compat_input._src.core import dataset_ops
 from compat_input._src.core import errors
-from compat_input._src.core import tracing
 
 
 def _in_turn(lists: list, log):
@@ -52,7 +52,7 @@ def one_list(lists: list, parallel: dict, skipping: bool, logs: list) -> tf.data
 def shared_stream(lists: list, parallel: dict, skipping: bool, logs: list) -> tf.data.Dataset:
     vectorize.note(lists[0].what, "per example (the lists take turns on one stream)")
     log = example_log(lists[0], skipping, logs)
-    numbered = tracing.enumerate_(lists[0].captured.source_dataset)
+    numbered = dataset_ops.enumerate_(lists[0].captured.source_dataset)
     turn = _in_turn(lists, log)
     return per_example_map(numbered, lambda i, *e: turn(i, i, *e), parallel)
 
@@ -60,7 +60,7 @@ def shared_stream(lists: list, parallel: dict, skipping: bool, logs: list) -> tf
 def files_side_by_side(lists: list, parallel: dict, skipping: bool, logs: list) -> tf.data.Dataset:
     reader = lists[0].sources[0]
     count = len(lists)
-    files = tracing.enumerate_(reader.work_source.dataset)
+    files = dataset_ops.enumerate_(reader.work_source.dataset)
     # Elements are `(file index, key, value)`; file k goes to list k % count.
     interleaved = files.interleave(
         lambda k, item: reader.records(k, item).map(lambda *r: (k,) + tuple(r)),
@@ -70,7 +70,7 @@ def files_side_by_side(lists: list, parallel: dict, skipping: bool, logs: list) 
     reasons = [item.not_vectorizable() if parallel else item.one_at_a_time() for item in lists]
     # Draws by position (random_draws.py) take the stream's: elements `(i, k, key, value)`.
     positional = any(item.captured.positional for item in lists)
-    blocks_of = tracing.enumerate_(interleaved, flat=True) if positional else interleaved
+    blocks_of = dataset_ops.enumerate_(interleaved, flat=True) if positional else interleaved
     at = 2 if positional else 1  # Where the record starts in an element of `blocks_of`.
 
     def examples(item, e):

@@ -24,6 +24,7 @@ import tensorflow as tf
 
 from compat_input._src.bad_records import origins
 from compat_input._src.capture import block_converters
+from compat_input._src.core import dataset_ops
 from compat_input._src.core import errors
 from compat_input._src.core import tf_internals
 from compat_input._src.core import tracing
@@ -192,7 +193,7 @@ def map_blocks(
     try:
         shared = f"blocks_{key}_{block}" if key is not None and which is None else None
         blocks = tracing.shared_map(
-            tracing.batch(dataset, block),
+            dataset_ops.batch(dataset, block),
             shared,
             lambda element: block_examples(
                 *(element if isinstance(element, tuple) else (element,))
@@ -204,7 +205,7 @@ def map_blocks(
         raise
     except Exception as e:  # pfor has no converter for some op: the per-example map is used.
         raise NotVectorized(_reason(e)) from e
-    return tracing.unbatch(blocks)
+    return dataset_ops.unbatch(blocks)
 
 
 def _vectorized(examples: Callable, elements: tuple, uniforms: list) -> tuple:

@@ -56,6 +56,18 @@ def after(op) -> tf.Tensor:
 
 _traced: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
+# What TensorFlow is told about our functions. Marked as tf.data's, a function is left alone
+# by a session's Grappler, which otherwise rewrote every function of the graph's library
+# again for each new set of fetches: 0.36 s of a seeded CIFAR-10 trainer's 0.6 s start.
+# "Ints on device" has tf.data instantiate a function on its one device, without the
+# multi-device path's own Grappler pass: 0.25 s more at the same trainer's first batch,
+# for its block function. Neither pass may change a number: ours are rewritten once, as
+# the legacy session rewrote the same ops (captured_graphs.as_the_session_computes).
+_DATASET_FUNCTION = {"_tf_data_function": True, "experimental_ints_on_device": True}
+# A function run by a call op (`shared_call`): the call instantiates it on several
+# devices, which refuses "ints on device".
+_CALLED_FUNCTION = {"_tf_data_function": True}
+
 
 class _NotDense(Exception):
     pass
@@ -77,7 +89,13 @@ def dense(specs) -> bool:
 
 
 def _function(
-    key: str, fn: Callable, element_spec, args: list, dataset_out: bool = False, prune=False
+    key: str,
+    fn: Callable,
+    element_spec,
+    args: list,
+    dataset_out: bool = False,
+    prune=False,
+    attributes=None,
 ):
     """`(concrete function, its extra inputs, output spec)`, or None where not dense.
 
@@ -114,13 +132,19 @@ def _function(
             return tf.nest.flatten(result)
 
         body.__name__ = "compat_input_" + re.sub(r"\W+", "_", key or "own")[:48]
-        traced = tf.function(body, input_signature=flat + arg_specs, autograph=False)
+        attributes = _DATASET_FUNCTION if attributes is None else attributes
+        traced = tf.function(
+            body,
+            input_signature=flat + arg_specs,
+            autograph=False,
+            experimental_attributes=attributes,
+        )
         try:
             concrete = traced.get_concrete_function()
         except _NotDense:
             return None
         if prune:
-            concrete = _without_dead_ops(concrete, body.__name__)
+            concrete = _without_dead_ops(concrete, body.__name__, attributes)
         hit = (concrete, out["spec"])
         if concrete.captured_inputs or key is None:
             return concrete, list(args) + list(concrete.captured_inputs), out["spec"]
@@ -141,7 +165,7 @@ def _converted_away(name: str) -> bool:
     return "/loop_body/" in name and "/pfor/" not in name
 
 
-def _without_dead_ops(concrete, name: str):
+def _without_dead_ops(concrete, name: str, attributes: dict):
     """`concrete` less the ops that nothing it returns or runs depends on.
 
     pfor leaves the per-example graph it converted in the block's function, dead: a third
@@ -192,7 +216,10 @@ def _without_dead_ops(concrete, name: str):
 
     body.__name__ = name
     signature = [tf.TensorSpec(t.shape, t.dtype) for t in graph.inputs]
-    return tf.function(body, input_signature=signature, autograph=False).get_concrete_function()
+    traced = tf.function(
+        body, input_signature=signature, autograph=False, experimental_attributes=attributes
+    )
+    return traced.get_concrete_function()
 
 
 _attrs: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
@@ -272,114 +299,15 @@ def shared_flat_map(dataset, key: str, fn: Callable, args=()):
     return tf.data.experimental.from_variant(variant, spec)
 
 
-def one_file(reader_op, path: tf.Tensor, **attrs) -> tf.data.Dataset:
-    """The records of the file `path` as `reader_op` (a raw reader dataset op) reads them.
-
-    tf.data's reader classes take a list of files through a flat_map: one more function
-    for every pipeline to instantiate, for the one file a legacy reader reads at a time.
-    """
-    attrs.setdefault("compression_type", "")
-    # Bytes read at a time: tf.data's readers' default.
-    attrs.setdefault("buffer_size", tf.constant(256 * 1024, tf.int64))
-    variant = reader_op(filenames=path, **attrs)
-    return tf.data.experimental.from_variant(variant, tf.TensorSpec([], tf.string))
-
-
-def enumerate_(dataset, flat: bool = False):
-    """`dataset.enumerate()` in two dataset ops, the range's bounds shared by every pipeline
-    of the graph (tf.data's makes six: its bounds, and a rewrite step we turn off).
-    `flat`: elements `(i, *components)` instead of `(i, element)`."""
-    spec = (tf.TensorSpec([], tf.int64), dataset.element_spec)
-    if flat:
-        spec = (spec[0], *tf.nest.flatten(spec[1]))
-    start, stop, step = (initial(v, tf.int64) for v in (0, 2**63 - 1, 1))
-    numbers = graph_ops.RangeDataset(
-        start=start, stop=stop, step=step, output_types=[tf.int64], output_shapes=[[]]
-    )
-    variant = graph_ops.ZipDataset(input_datasets=[numbers, dataset._variant_tensor], **typed(spec))
-    return tf.data.experimental.from_variant(variant, spec)
-
-
-def batch(dataset, size, drop_remainder: bool = False):
-    """`dataset.batch(size, drop_remainder)`, its constants shared by every pipeline of the
-    graph (each op costs every session memory, and tf.data's batch makes two per call)."""
-    spec = dataset.element_spec
-    if not dense(tf.nest.flatten(spec)):
-        return dataset.batch(size, drop_remainder=drop_remainder)
-    static = size if isinstance(size, int) and drop_remainder else None
-    batched = tf.nest.map_structure(
-        lambda s: tf.TensorSpec(tf.TensorShape([static]).concatenate(s.shape), s.dtype), spec
-    )
-    variant = graph_ops.BatchDatasetV2(
-        input_dataset=dataset._variant_tensor,
-        batch_size=initial(size, tf.int64) if isinstance(size, int) else size,
-        drop_remainder=initial(drop_remainder, tf.bool),
-        **typed(batched),
-    )
-    return tf.data.experimental.from_variant(variant, batched)
-
-
-def repeated(tensor: tf.Tensor, count: int) -> tf.data.Dataset:
-    """`Dataset.from_tensors(tensor).repeat(count)`, the count shared by the graph."""
-    spec = tf.TensorSpec(tensor.shape, tensor.dtype)
-    one = graph_ops.TensorDataset(components=[tensor], output_shapes=[tensor.shape])
-    variant = graph_ops.RepeatDataset(
-        input_dataset=one, count=initial(count, tf.int64), **typed(spec)
-    )
-    return tf.data.experimental.from_variant(variant, spec)
-
-
-def shuffle(dataset, buffer_size: int, seed=None):
-    """`dataset.shuffle(buffer_size, seed)`, its constants shared by the graph; the seeds
-    are tf.data's own (the graph's seed and `seed`, as `tf.compat.v1.get_seed` gives them)."""
-    spec = dataset.element_spec
-    graph = tf.compat.v1.get_default_graph()
-    if not dense(tf.nest.flatten(spec)) or getattr(graph, "building_function", False):
-        return dataset.shuffle(buffer_size, seed=seed)  # In a function, tf.data's V3 op.
-    seed, seed2 = tf.compat.v1.get_seed(seed)
-    if seed2 is not None and not seed and not seed2:
-        seed2 = 2**31 - 1  # tf.data's: both 0 would mean "random".
-    seed, seed2 = seed or 0, seed2 or 0
-    variant = graph_ops.ShuffleDataset(
-        input_dataset=dataset._variant_tensor,
-        buffer_size=initial(buffer_size, tf.int64),
-        seed=initial(seed, tf.int64),
-        seed2=initial(seed2, tf.int64),
-        reshuffle_each_iteration=True,
-        **typed(spec),
-    )
-    return tf.data.experimental.from_variant(variant, spec)
-
-
-def prefetch(dataset, buffer_size: int):
-    """`dataset.prefetch(buffer_size)`, its constant shared by every pipeline of the graph."""
-    if not dense(tf.nest.flatten(dataset.element_spec)):
-        return dataset.prefetch(buffer_size)
-    variant = graph_ops.PrefetchDataset(
-        input_dataset=dataset._variant_tensor,
-        buffer_size=initial(buffer_size, tf.int64),
-        **typed(dataset.element_spec),
-    )
-    return tf.data.experimental.from_variant(variant, dataset.element_spec)
-
-
-def unbatch(dataset):
-    """`dataset.unbatch()` without the identity map it adds, where every part is dense."""
-    spec = dataset.element_spec
-    if not dense(tf.nest.flatten(spec)):
-        return dataset.unbatch()
-    unbatched = tf.nest.map_structure(lambda s: tf.TensorSpec(s.shape[1:], s.dtype), spec)
-    variant = graph_ops.UnbatchDataset(input_dataset=dataset._variant_tensor, **typed(unbatched))
-    return tf.data.experimental.from_variant(variant, unbatched)
-
-
 def shared_call(key: str, fn: Callable, args) -> list:
     """`fn(*args)` as one call op, `fn` traced once per graph for these argument types.
 
     A tf.function call in graph mode costs milliseconds of Python to match its signature;
     pipelines make several each (start checks, state initialization).
     """
-    concrete, inputs, spec = _function(key, lambda _, *a: fn(*a), (), list(args))
+    concrete, inputs, spec = _function(
+        key, lambda _, *a: fn(*a), (), list(args), attributes=_CALLED_FUNCTION
+    )
     attrs = typed(spec)
     outputs = graph_ops.StatefulPartitionedCall(
         args=inputs, Tout=attrs["output_types"], f=_attr(concrete)

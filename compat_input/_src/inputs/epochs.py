@@ -5,6 +5,7 @@ from typing import Optional
 
 import tensorflow as tf
 
+from compat_input._src.core import dataset_ops
 from compat_input._src.core import graph_ops
 from compat_input._src.core import tracing
 
@@ -90,11 +91,11 @@ def epochs_dataset(
     count = -1 if num_epochs is None else num_epochs
     if counter is None and empty is None and not shuffle and rows is None:
         # The same rows each epoch: no function for the pipeline to instantiate.
-        return tracing.unbatch(tracing.repeated(tensor, count))
+        return dataset_ops.unbatch(dataset_ops.repeated(tensor, count))
     epochs = tf.data.Dataset.from_tensors(tf.constant(0)).repeat(count)
     # Without preserve_cardinality (the tf.compat.v1 map's choice): an OutOfRangeError
     # raised by the empty check ends the input.
     whole = tracing.shared_map(
         epochs, key if shareable else None, epoch, args, preserve_cardinality=False
     )
-    return tracing.unbatch(whole)
+    return dataset_ops.unbatch(whole)

@@ -4,8 +4,8 @@ import logging
 
 import tensorflow as tf
 
+from compat_input._src.core import dataset_ops
 from compat_input._src.core import graph_ops
-from compat_input._src.core import tracing
 from compat_input._src.inputs import readers
 
 tf1 = tf.compat.v1
@@ -98,7 +98,7 @@ class FixedLengthRecordReader(readers.ReaderBase):
         return tf.data.Dataset.from_tensor_slices((keys, values))
 
     def _streamed(self, work, bump):
-        records = tracing.one_file(
+        records = dataset_ops.one_file(
             graph_ops.FixedLengthRecordDatasetV2,
             work,
             header_bytes=tf.constant(self._header or 0, tf.int64),
@@ -112,4 +112,4 @@ class FixedLengthRecordReader(readers.ReaderBase):
             with tf.control_dependencies([bump(keys)]):
                 return tf.identity(keys), tf.identity(values)
 
-        return tracing.unbatch(tracing.enumerate_(records).map(block))
+        return dataset_ops.unbatch(dataset_ops.enumerate_(records).map(block))

@@ -14,6 +14,7 @@ import tensorflow as tf
 from compat_input._src.bad_records import origins
 from compat_input._src.bad_records import reader_logs
 from compat_input._src.bad_records import rereading
+from compat_input._src.core import dataset_ops
 from compat_input._src.core import graph_ops
 from compat_input._src.core import patching
 from compat_input._src.core import tracing
@@ -200,7 +201,7 @@ class ReaderBase(reader_surface.CountersAndState):
 
             def read(items: tf.data.Dataset) -> tf.data.Dataset:
                 """The records of the work items `items`, numbered as this reader took them."""
-                dataset = tracing.enumerate_(items)
+                dataset = dataset_ops.enumerate_(items)
                 if self.skipped_files is not None and self._reads_files:
                     # Files gone since the build are skipped: a function of this reader alone.
                     def checked(element, *state):
@@ -317,10 +318,10 @@ class TextLineReader(ReaderBase):
             with tf.control_dependencies([bump(keys, lines, ended=index < 0, in_block=True)]):
                 return tf.identity(keys), tf.identity(lines)
 
-        lines = tracing.one_file(graph_ops.TextLineDataset, work)
-        blocks = tracing.enumerate_(lines.skip(skip).batch(BLOCK))
+        lines = dataset_ops.one_file(graph_ops.TextLineDataset, work)
+        blocks = dataset_ops.enumerate_(lines.skip(skip).batch(BLOCK))
         end = tf.data.Dataset.from_tensors((tf.constant(-1, tf.int64), tf.zeros([0], tf.string)))
-        return tracing.unbatch(blocks.concatenate(end).map(block))
+        return dataset_ops.unbatch(blocks.concatenate(end).map(block))
 
 
 class TFRecordReader(ReaderBase):

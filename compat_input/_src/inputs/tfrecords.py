@@ -14,6 +14,7 @@ from typing import Optional
 
 import tensorflow as tf
 
+from compat_input._src.core import dataset_ops
 from compat_input._src.core import graph_ops
 from compat_input._src.core import tf_internals
 from compat_input._src.core import tracing
@@ -55,7 +56,9 @@ def keyed_records(
 ) -> tf.data.Dataset:
     """`(file:offset key, record)` of the file `work`; `bump(keys)` runs a block at a time,
     `note(key)` before the file is opened again at the end (see ReaderBase._records)."""
-    records = tracing.one_file(graph_ops.TFRecordDataset, work, compression_type=compression or "")
+    records = dataset_ops.one_file(
+        graph_ops.TFRecordDataset, work, compression_type=compression or ""
+    )
     blocks = records.ignore_errors().batch(block)
     end = tf.data.Dataset.from_tensors(tf.zeros([0], tf.string))
     blocks = blocks.map(lambda b: (False, b)).concatenate(end.map(lambda b: (True, b)))

@@ -30,7 +30,7 @@ from typing import Optional
 
 import tensorflow as tf
 
-from compat_input._src.core import tracing
+from compat_input._src.core import dataset_ops
 from compat_input._src.core.options import options
 from compat_input._src.core.options import service_address
 from compat_input._src.runtime import pipeline as pipeline_lib
@@ -185,7 +185,7 @@ def distribute(dataset: tf.data.Dataset, name: str, shared_name: Optional[str]) 
             )
         )
         served = service_liveness.watched(served, service, name, shared_name)
-        return tracing.unbatch(served) if blocks else served
+        return dataset_ops.unbatch(served) if blocks else served
 
 
 # A worker that stops answering is dropped after 10 s (TensorFlow's default is 10 min:
