@@ -32,9 +32,9 @@ def _run(args):
     return done.stdout, done.stderr
 
 
-def _run_script(script, *args) -> subprocess.CompletedProcess:
-    """`compat-input run SCRIPT ARGS`, whatever its exit status."""
-    command = [sys.executable, "-m", "compat_input._src.commands.cli", "run", str(script), *args]
+def _run_script(*args) -> subprocess.CompletedProcess:
+    """`compat-input run [--legacy] SCRIPT ARGS`, whatever its exit status."""
+    command = [sys.executable, "-m", "compat_input._src.commands.cli", "run", *map(str, args)]
     return subprocess.run(command, capture_output=True, text=True, env=ENV, timeout=120)
 
 
@@ -102,6 +102,22 @@ def test_run_keeps_argv_main_and_exit_status(tmp_path):
     done = _run_script(script, "a", "--b")
     assert done.returncode == 3
     assert done.stdout.strip() == "__main__ ['a', '--b'] True"
+
+
+@pytest.mark.parametrize("mode", [[], ["--legacy"]])
+def test_run_leaves_tensorflows_modules_out_of_the_collectors_scans(tmp_path, mode):
+    # What the program imports itself, and what it makes, are collected as ever.
+    script = tmp_path / "prog.py"
+    script.write_text(
+        "import gc, sys, tensorflow as tf\n"
+        "frozen = gc.get_freeze_count()\n"
+        "class Cycle: pass\n"
+        "a, b = Cycle(), Cycle(); a.b, b.a = b, a; del a, b\n"
+        "print(frozen > 100000, 'tensorflow' in sys.modules, gc.collect() >= 2)\n"
+    )
+    done = _run_script(*mode, script)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "True True True"
 
 
 def test_run_serves_tf1_to_modules_beside_the_script_only(tmp_path):
