@@ -1,6 +1,7 @@
 """Process-wide options, set with `compat_input.configure` before building pipelines."""
 
 import dataclasses
+import os
 import re
 from typing import Optional
 
@@ -26,6 +27,16 @@ class Options:
 
 
 options = Options()
+
+# The environment variable that names the service where `configure` did not.
+SERVICE_ENVIRONMENT = "COMPAT_INPUT_SERVICE"
+
+
+def service_chosen() -> bool:
+    """Whether batchers read through a tf.data service (`configure`, then the environment)."""
+    if options.service is not None:
+        return bool(options.service)
+    return bool(os.environ.get(SERVICE_ENVIRONMENT))
 
 
 _UNSET = object()

@@ -9,6 +9,7 @@ import tensorflow as tf
 
 from compat_input._src.core import graph_ops
 from compat_input._src.core import tf_internals
+from compat_input._src.core.options import service_chosen
 from compat_input._src.core.state_variables import initial
 
 _ag_ctx = tf_internals.ag_ctx
@@ -65,8 +66,14 @@ _traced: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 # the legacy session rewrote the same ops (captured_graphs.as_the_session_computes).
 _DATASET_FUNCTION = {"_tf_data_function": True, "experimental_ints_on_device": True}
 # A function run by a call op (`shared_call`): the call instantiates it on several
-# devices, which refuses "ints on device".
+# devices, which refuses "ints on device". So does a tf.data service's worker, rewriting a
+# job's dataset ("Expected only one fetch node"): with a service, our functions keep the
+# instantiation pass.
 _CALLED_FUNCTION = {"_tf_data_function": True}
+
+
+def _dataset_function() -> dict:
+    return _CALLED_FUNCTION if service_chosen() else _DATASET_FUNCTION
 
 
 class _NotDense(Exception):
@@ -112,6 +119,7 @@ def _function(
     # Random ops take their seeds from the graph's seed when traced.
     handles = [tf_internals.handle_data(a) for a in args]
     cache_key = (key, tuple(flat), tuple(arg_specs), tuple(handles), _outermost(graph).seed)
+    cache_key += (attributes is None and service_chosen(),)
     cache = _traced.setdefault(_outermost(graph), {})
     hit = cache.get(cache_key) if key is not None else None
     if hit is None:
@@ -132,7 +140,7 @@ def _function(
             return tf.nest.flatten(result)
 
         body.__name__ = "compat_input_" + re.sub(r"\W+", "_", key or "own")[:48]
-        attributes = _DATASET_FUNCTION if attributes is None else attributes
+        attributes = _dataset_function() if attributes is None else attributes
         traced = tf.function(
             body,
             input_signature=flat + arg_specs,

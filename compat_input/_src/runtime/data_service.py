@@ -31,6 +31,7 @@ from typing import Optional
 import tensorflow as tf
 
 from compat_input._src.core import dataset_ops
+from compat_input._src.core.options import SERVICE_ENVIRONMENT
 from compat_input._src.core.options import options
 from compat_input._src.core.options import service_address
 from compat_input._src.runtime import pipeline as pipeline_lib
@@ -38,7 +39,7 @@ from compat_input._src.runtime import service_liveness
 
 logger = logging.getLogger("compat_input")
 
-ENVIRONMENT = "COMPAT_INPUT_SERVICE"
+ENVIRONMENT = SERVICE_ENVIRONMENT
 # Examples sent in one response (see `distribute`).
 _BLOCK = 256
 _PY_FUNCS = frozenset({"PyFunc", "PyFuncStateless", "EagerPyFunc"})
