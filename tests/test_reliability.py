@@ -186,7 +186,11 @@ def test_configure_rejects_an_unknown_policy_and_names_the_choices():
 
 
 _INTERRUPTED_PROGRAM = """
-import sys, time, tensorflow as tf, compat_input
+import signal, sys, time, tensorflow as tf, compat_input
+# Ctrl-C as a program started from a terminal has it: a child inherits an ignored SIGINT,
+# and the test's worker process may ignore it (the whole suite timed out here, before and
+# after any change of ours).
+signal.signal(signal.SIGINT, signal.default_int_handler)
 tf.compat.v1.disable_eager_execution()
 x = compat_input.range_input_producer(10**6).dequeue()
 # Slow enough that the pipeline's threads are inside it when the program ends.
