@@ -76,21 +76,6 @@ def _dataset_function() -> dict:
     return _CALLED_FUNCTION if service_chosen() else _DATASET_FUNCTION
 
 
-# Ops that run the program's Python. A function with one keeps the multi-device path too:
-# on one device, a `py_func` pipeline interrupted with Ctrl-C on a loaded machine did not
-# end (test_reliability's keyboard test, in the whole suite).
-_RUNS_PYTHON = frozenset({"PyFunc", "PyFuncStateless", "EagerPyFunc"})
-
-
-def _runs_python(graph) -> bool:
-    if any(op.type in _RUNS_PYTHON for op in graph.get_operations()):
-        return True
-    for function in tf_internals.functions_of(graph).values():
-        if any(node.op in _RUNS_PYTHON for node in function.definition.node_def):
-            return True
-    return False
-
-
 class _NotDense(Exception):
     pass
 
@@ -166,14 +151,6 @@ def _function(
             concrete = traced.get_concrete_function()
         except _NotDense:
             return None
-        if attributes is _DATASET_FUNCTION and _runs_python(concrete.graph):
-            attributes = _CALLED_FUNCTION
-            concrete = tf.function(
-                body,
-                input_signature=flat + arg_specs,
-                autograph=False,
-                experimental_attributes=attributes,
-            ).get_concrete_function()
         if prune:
             concrete = _without_dead_ops(concrete, body.__name__, attributes)
         hit = (concrete, out["spec"])
