@@ -32,11 +32,12 @@ options = Options()
 SERVICE_ENVIRONMENT = "COMPAT_INPUT_SERVICE"
 
 
-def service_chosen() -> bool:
-    """Whether batchers read through a tf.data service (`configure`, then the environment)."""
+def chosen_service() -> Optional[str]:
+    """The service batchers read through, as chosen: `configure`'s (checked there), else the
+    environment's (unchecked: see data_service.address), else None."""
     if options.service is not None:
-        return bool(options.service)
-    return bool(os.environ.get(SERVICE_ENVIRONMENT))
+        return options.service or None
+    return os.environ.get(SERVICE_ENVIRONMENT) or None
 
 
 _UNSET = object()

@@ -9,7 +9,7 @@ import tensorflow as tf
 
 from compat_input._src.core import graph_ops
 from compat_input._src.core import tf_internals
-from compat_input._src.core.options import service_chosen
+from compat_input._src.core.options import chosen_service
 from compat_input._src.core.state_variables import initial
 
 _ag_ctx = tf_internals.ag_ctx
@@ -73,7 +73,7 @@ _CALLED_FUNCTION = {"_tf_data_function": True}
 
 
 def _dataset_function() -> dict:
-    return _CALLED_FUNCTION if service_chosen() else _DATASET_FUNCTION
+    return _CALLED_FUNCTION if chosen_service() else _DATASET_FUNCTION
 
 
 class _NotDense(Exception):
@@ -118,8 +118,9 @@ def _function(
     graph = tf.compat.v1.get_default_graph()
     # Random ops take their seeds from the graph's seed when traced.
     handles = [tf_internals.handle_data(a) for a in args]
+    attributes = _dataset_function() if attributes is None else attributes
     cache_key = (key, tuple(flat), tuple(arg_specs), tuple(handles), _outermost(graph).seed)
-    cache_key += (attributes is None and service_chosen(),)
+    cache_key += (tuple(attributes),)
     cache = _traced.setdefault(_outermost(graph), {})
     hit = cache.get(cache_key) if key is not None else None
     if hit is None:
@@ -140,7 +141,6 @@ def _function(
             return tf.nest.flatten(result)
 
         body.__name__ = "compat_input_" + re.sub(r"\W+", "_", key or "own")[:48]
-        attributes = _dataset_function() if attributes is None else attributes
         traced = tf.function(
             body,
             input_signature=flat + arg_specs,

@@ -23,7 +23,6 @@ with the op named; a private one stays local, with a warning.
 """
 
 import logging
-import os
 import time
 import warnings
 from typing import Optional
@@ -32,6 +31,7 @@ import tensorflow as tf
 
 from compat_input._src.core import dataset_ops
 from compat_input._src.core.options import SERVICE_ENVIRONMENT
+from compat_input._src.core.options import chosen_service
 from compat_input._src.core.options import options
 from compat_input._src.core.options import service_address
 from compat_input._src.runtime import pipeline as pipeline_lib
@@ -62,10 +62,10 @@ _STATE_OPS = frozenset(
 def address() -> Optional[str]:
     """The service to read through, `grpc://host:port`, or None: `configure(service=...)`
     first, then the environment."""
-    if options.service is not None:
-        return options.service or None  # Checked by configure.
-    chosen = os.environ.get(ENVIRONMENT)
-    return service_address(chosen, f"the environment's {ENVIRONMENT}") if chosen else None
+    chosen = chosen_service()
+    if chosen is None or options.service is not None:  # configure's is checked there.
+        return chosen
+    return service_address(chosen, f"the environment's {ENVIRONMENT}")
 
 
 # How long a trainer waits, at build, for a dispatcher that is not up yet.
