@@ -35,7 +35,7 @@ _TRAIN_NAMES = [
         "batch batch_join maybe_batch maybe_batch_join shuffle_batch shuffle_batch_join "
         "maybe_shuffle_batch maybe_shuffle_batch_join input_producer string_input_producer "
         "range_input_producer slice_input_producer limit_epochs match_filenames_once "
-        "start_queue_runners"
+        "start_queue_runners QueueRunner add_queue_runner"
     ).split()
 ]
 _READERS = [
@@ -43,16 +43,18 @@ _READERS = [
     for name in "TextLineReader TFRecordReader FixedLengthRecordReader WholeFileReader "
     "IdentityReader".split()
 ]
+# Queues a program builds itself (fed by its own QueueRunner).
+_QUEUES = [sys.intern(name) for name in ("FIFOQueue", "RandomShuffleQueue", "PaddingFIFOQueue")]
 
 
 def legacy_api() -> types.SimpleNamespace:
     api = {name: getattr(tf1.train, name) for name in _TRAIN_NAMES}
-    api.update({name: getattr(tf1, name) for name in _READERS})
+    api.update({name: getattr(tf1, name) for name in _READERS + _QUEUES})
     return types.SimpleNamespace(name="legacy", **api)
 
 
 def compat_api() -> types.SimpleNamespace:
-    api = {name: getattr(compat_input, name) for name in _TRAIN_NAMES + _READERS}
+    api = {name: getattr(compat_input, name) for name in _TRAIN_NAMES + _READERS + _QUEUES}
     return types.SimpleNamespace(name="compat", **api)
 
 

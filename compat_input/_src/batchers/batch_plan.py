@@ -42,6 +42,9 @@ tf1 = tf.compat.v1
 class Shuffle:
     min_after_dequeue: int
     seed: Optional[int]
+    # The (seed, seed2) pair a program's own RandomShuffleQueue drew when it was made: used
+    # as they are, where a batcher draws its pair as it builds (legacy drew one either way).
+    drawn: Optional[tuple] = None
 
 
 @dataclasses.dataclass
@@ -53,7 +56,7 @@ class BatchPlan:
     lists: list[ExampleList]
     join: Callable  # A strategy of capture/joins.py.
     keep: Any  # True, False, or a scalar/vector keep_input tensor.
-    size: Any  # int, or an int64 tensor fixed when the pipeline starts.
+    size: Any  # int, an int64 tensor fixed when the pipeline starts, or None: no batches.
     capacity: int
     shuffle: Optional[Shuffle]
     dynamic_pad: bool
@@ -81,6 +84,8 @@ class BatchPlan:
     def shuffle_buffer(self) -> int:
         if self.shuffle is None:
             return 0
+        if self.size is None:  # One example per read.
+            return max(1, min(self.capacity, self.shuffle.min_after_dequeue + 1))
         if not isinstance(self.size, int):
             return self.capacity
         return max(1, min(self.capacity, self.shuffle.min_after_dequeue + self.size))
@@ -115,8 +120,11 @@ def plan(
     flat_lists = [legacy_arguments.convert(tl) for tl in flat_lists]
     keep = legacy_arguments.keep_input(keep_input, enqueue_many)
     legacy_arguments.check_dtypes(flat_lists)
-    example_shapes = legacy_arguments.shapes(flat_lists, shapes, enqueue_many, dynamic_pad)
-    size = legacy_arguments.batch_size(batch_size, what)
+    if batch_size is None:  # A queue's dequeue(): examples one at a time, of any shape.
+        example_shapes, size = [tf.TensorShape(s) for s in shapes], None
+    else:
+        example_shapes = legacy_arguments.shapes(flat_lists, shapes, enqueue_many, dynamic_pad)
+        size = legacy_arguments.batch_size(batch_size, what)
     lists = [capture_list(tl, keep, what, example_shapes, enqueue_many) for tl in flat_lists]
     for item in lists:
         item.what = scope.rstrip("/")  # The pipeline's name, as the run's report gives it.
@@ -218,10 +226,14 @@ def through_service(plan: BatchPlan, dataset: tf.data.Dataset) -> tf.data.Datase
 def shuffle_examples(plan: BatchPlan, dataset: tf.data.Dataset) -> tf.data.Dataset:
     if plan.shuffle is None:
         return dataset
-    return dataset_ops.shuffle(dataset, plan.shuffle_buffer, seed=plan.shuffle.seed)
+    return dataset_ops.shuffle(
+        dataset, plan.shuffle_buffer, seed=plan.shuffle.seed, drawn=plan.shuffle.drawn
+    )
 
 
 def batch_examples(plan: BatchPlan, dataset: tf.data.Dataset) -> tf.data.Dataset:
+    if plan.size is None:
+        return dataset
     drop = not plan.allow_smaller_final_batch
     if plan.dynamic_pad:
         dataset = dataset.padded_batch(plan.size, drop_remainder=drop)
@@ -235,7 +247,9 @@ def batch_examples(plan: BatchPlan, dataset: tf.data.Dataset) -> tf.data.Dataset
 def prefetch_batches(plan: BatchPlan, dataset: tf.data.Dataset) -> tf.data.Dataset:
     # Legacy held at most `capacity` examples in its queue; so do the shuffle buffer and
     # the batches made ahead together.
-    if isinstance(plan.size, int):
+    if plan.size is None:
+        ahead = max(1, plan.capacity - plan.shuffle_buffer)
+    elif isinstance(plan.size, int):
         ahead = max(1, (plan.capacity - plan.shuffle_buffer) // plan.size)
     else:
         ahead = tf.data.AUTOTUNE
@@ -276,6 +290,7 @@ def _in_read_order(plan: BatchPlan) -> bool:
     """Whether the examples batched are the records read, one for one and in order."""
     return (
         len(plan.lists) == 1
+        and plan.size is not None
         and plan.shuffle is None
         and plan.keep is True
         and not plan.enqueue_many
@@ -309,6 +324,11 @@ def _final_after_error(plan: BatchPlan) -> bool:
 
 def serve(plan: BatchPlan) -> Any:
     """Builds the plan's pipeline; its next batch in the legacy structure and shapes."""
+    return read(plan, build(plan))
+
+
+def build(plan: BatchPlan) -> pipeline_lib.Source:
+    """The plan's pipeline, built: a source that `read` reads."""
     logs: list = []
     if _in_read_order(plan):
         plan.batched = pipeline_lib.state_variable(initial(0, tf.int64), "batched")
@@ -358,10 +378,17 @@ def serve(plan: BatchPlan) -> Any:
     )
     for captured in sources:
         captured.captured = True
+    source.make_pipeline()
+    return source
+
+
+def read(plan: BatchPlan, source: pipeline_lib.Source, name: Optional[str] = None) -> Any:
+    """The next batch of the plan's pipeline, as a new read (a program's own queue read
+    twice takes two batches in one run, as two dequeues did)."""
     pipeline = source.make_pipeline()
     if plan.counters is not None:
         pipeline.skip_counts = tuple(c.read_value() for c in plan.counters)
-    batch = pipeline.get_next(name=plan.scope, after=_count_taken(plan))
+    batch = pipeline.get_next(name=name or plan.scope, after=_count_taken(plan))
     flat = tf.nest.flatten(batch)  # One component: a bare element, not a tuple.
     source.register(tf.nest.flatten(flat, expand_composites=True))
     if plan.last_taken is not None:

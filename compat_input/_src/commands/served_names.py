@@ -40,15 +40,21 @@ SERVED = (
             "FixedLengthRecordReader",
             "WholeFileReader",
             "IdentityReader",
+            "FIFOQueue",
+            "RandomShuffleQueue",
+            "PaddingFIFOQueue",
         ),
     ),
+    # The queues a program builds (batchers/queues.py), as tf_upgrade_v2 spells them too.
+    ("queue", ("FIFOQueue", "RandomShuffleQueue", "PaddingFIFOQueue")),
 )
 
 
 _RUNNER_NAMES = ("QueueRunner", "add_queue_runner", "start_queue_runners")
 _TRAIN_NAMES = dict(SERVED)["train"]
 _INPUT_NAMES = tuple(n for n in _TRAIN_NAMES if n not in _RUNNER_NAMES + ("Supervisor",))
-_READER_NAMES = dict(SERVED)[""]
+_QUEUE_NAMES = dict(SERVED)["queue"]
+_READER_NAMES = tuple(n for n in dict(SERVED)[""] if n not in _QUEUE_NAMES)
 
 # Where else TensorFlow defines or re-exports the served names, as paths in its python
 # package. Libraries reach the queue API there (tf_slim imports `training.input` as
@@ -62,11 +68,16 @@ SERVED_IN_MODULES = (
     ("training.supervisor", ("Supervisor",)),
     ("training.training", _TRAIN_NAMES),
     ("ops.io_ops", _READER_NAMES),
-    ("ops.standard_ops", _READER_NAMES),
+    ("ops.standard_ops", _READER_NAMES + _QUEUE_NAMES),
+    # tf_slim's prefetch_queue and parallel_reader build theirs from here.
+    ("ops.data_flow_ops", _QUEUE_NAMES),
 )
 # TensorFlow 2's API modules that hold a served name too (`tf.io.match_filenames_once`).
 SERVED_IN_API = (
-    ("compat.v2.compat.v1", _READER_NAMES),
+    ("compat.v2.compat.v1", _READER_NAMES + _QUEUE_NAMES),
+    ("compat.v1.io", ("PaddingFIFOQueue", "RandomShuffleQueue")),
     ("io", ("match_filenames_once",)),
     ("compat.v2.io", ("match_filenames_once",)),
+    ("queue", _QUEUE_NAMES),
+    ("compat.v2.queue", _QUEUE_NAMES),
 )

@@ -72,14 +72,15 @@ def repeated(tensor: tf.Tensor, count: int) -> tf.data.Dataset:
     return tf.data.experimental.from_variant(variant, spec)
 
 
-def shuffle(dataset, buffer_size: int, seed=None):
+def shuffle(dataset, buffer_size: int, seed=None, drawn=None):
     """`dataset.shuffle(buffer_size, seed)`, its constants shared by the graph; the seeds
-    are tf.data's own (the graph's seed and `seed`, as `tf.compat.v1.get_seed` gives them)."""
+    are tf.data's own (the graph's seed and `seed`, as `tf.compat.v1.get_seed` gives them),
+    or `drawn`, a (seed, seed2) pair drawn already."""
     spec = dataset.element_spec
     graph = tf.compat.v1.get_default_graph()
     if not dense(tf.nest.flatten(spec)) or getattr(graph, "building_function", False):
         return dataset.shuffle(buffer_size, seed=seed)  # In a function, tf.data's V3 op.
-    seed, seed2 = tf.compat.v1.get_seed(seed)
+    seed, seed2 = drawn if drawn is not None else tf.compat.v1.get_seed(seed)
     if seed2 is not None and not seed and not seed2:
         seed2 = 2**31 - 1  # tf.data's: both 0 would mean "random".
     seed, seed2 = seed or 0, seed2 or 0

@@ -283,3 +283,20 @@ def optimize_graph(config, meta_graph):
     from tensorflow.python.grappler import tf_optimizer
 
     return tf_optimizer.OptimizeGraph(config, meta_graph, verbose=False)
+
+
+def unpatched_init(cls: type):
+    """`cls.__init__`, resolving the name of `cls` in its module to `cls` itself.
+
+    TensorFlow's queue classes call `super(FIFOQueue, self).__init__(...)` by their module's
+    global name. Once `install()` serves that name from compat_input (tf_slim builds its
+    queues as `data_flow_ops.FIFOQueue`), the name is our subclass, and TensorFlow's own
+    `__init__` would call itself again. The same code, with a module dictionary in which the
+    name is TensorFlow's class, builds the queue as it always did.
+    """
+    init = cls.__init__
+    names = dict(init.__globals__)
+    names[cls.__name__] = cls
+    rebound = type(init)(init.__code__, names, init.__name__, init.__defaults__, init.__closure__)
+    rebound.__kwdefaults__ = init.__kwdefaults__
+    return rebound

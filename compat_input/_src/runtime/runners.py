@@ -3,8 +3,10 @@
 compat_input pipelines need no threads: starting one runs its iterator initializer. They are
 started by the runner (input_runner.py) that every graph with pipelines holds in
 `QUEUE_RUNNERS`, so TensorFlow's own `start_queue_runners`, `Supervisor`,
-`MonitoredTrainingSession` and `qr.create_threads` start them too. Hand-built queues keep TensorFlow's `QueueRunner` and
-`Coordinator`, which still work in graph mode and run beside our pipelines.
+`MonitoredTrainingSession` and `qr.create_threads` start them too. A queue the program
+built and fills with its own `QueueRunner` is served by tf.data where it can be
+(batchers/queues.py): then its runner starts no threads; otherwise the runner is
+TensorFlow's, threads and all, beside our pipelines.
 """
 
 import tensorflow as tf
@@ -15,7 +17,26 @@ from compat_input._src.runtime import pipeline as pipeline_lib
 
 tf1 = tf.compat.v1
 
-QueueRunner = tf1.train.QueueRunner
+
+
+class QueueRunner(tf1.train.QueueRunner):
+    """Drop-in replacement for `tf.compat.v1.train.QueueRunner`.
+
+    Differences: where compat_input serves its queue from tf.data (a FIFOQueue,
+    RandomShuffleQueue or PaddingFIFOQueue the program built, read after this runner was
+    made), `create_threads` starts the input's pipelines and returns no threads; the
+    queue's pipeline ends the input where legacy's threads closed the queue.
+    """
+
+    def create_threads(self, sess, coord=None, daemon=False, start=False):
+        if getattr(self.queue, "_served", None) is None:
+            return super().create_threads(sess, coord=coord, daemon=daemon, start=start)
+        # Started now whatever `start` says: there is no thread to start later.
+        with sess.graph.as_default():
+            pipeline_lib.start_pipelines(sess)
+        return []
+
+
 Coordinator = tf.train.Coordinator
 LooperThread = tf1.train.LooperThread
 

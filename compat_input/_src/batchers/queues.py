@@ -1,0 +1,230 @@
+"""Queues the program builds (`FIFOQueue`, `RandomShuffleQueue`, `PaddingFIFOQueue`), served
+by tf.data where their producers are the program's own QueueRunners.
+
+Research code builds its queue, fills it with enqueue ops run by a `QueueRunner`, and takes
+examples or batches out (resnet's `cifar_input`, inception's `batch_inputs`, im2txt's
+`prefetch_input_data`, tf_slim's `prefetch_queue`). Such a queue is a batcher written by
+hand: its runner's enqueue ops are the per-example graphs (one op run by N threads, or one
+op per thread), its dequeue the batch. So the first dequeue makes one batch plan of it
+(batch_plan.py) and the queue's reads come from a tf.data pipeline: the enqueue ops'
+graphs captured (vectorized where provable), joined as batch_join joins its lists,
+`enqueue_many` unbatched, a RandomShuffleQueue's capacity and `min_after_dequeue` a shuffle
+with the seed the queue drew, a PaddingFIFOQueue's `dequeue_many` a padded batch.
+
+The queue itself is still made, as legacy made it (enqueue ops need its handle, and the
+seed is drawn where legacy drew it), and nothing runs it. Its runner (runners.QueueRunner)
+starts no threads. A queue whose first dequeue finds no runner of ours to feed it (fed from
+Python, a token queue, a runner made later) is left to TensorFlow and named in
+`left_alone`, which `compat-input run` reports at exit.
+"""
+
+from typing import Any
+from typing import Optional
+
+import tensorflow as tf
+
+from compat_input._src.batchers import batch_plan
+from compat_input._src.batchers.structures import Structure
+from compat_input._src.core import errors
+from compat_input._src.core import tf_internals
+from compat_input._src.core import tracing
+from compat_input._src.runtime import runners
+
+tf1 = tf.compat.v1
+
+_ENQUEUES = {"QueueEnqueueV2": False, "QueueEnqueueManyV2": True}  # op type: enqueue_many
+# "queue 'name': why it stays on TensorFlow's queue", for `compat-input run`'s report.
+left_alone: list = []
+
+
+def _runners_of(queue) -> list:
+    graph = queue.queue_ref.graph
+    found = []
+    for key in graph.get_all_collection_keys():
+        for item in graph.get_collection(key):
+            if isinstance(item, tf1.train.QueueRunner) and item.queue is queue:
+                found.append(item)
+    return found
+
+
+def _why_not_served(queue, what: str, runs: list) -> Optional[str]:
+    """Why the program's queue cannot be served, or None."""
+    if tf.executing_eagerly():
+        return "eager execution"
+    if queue._served_kind is not None:
+        return None
+    shared = queue.queue_ref.op.get_attr("shared_name").decode()
+    if shared:
+        return f"shared_name {shared!r} shares it between sessions"
+    if not runs:
+        return (
+            f"no QueueRunner fed it when its first {what} was made (fed from Python, used as "
+            "a token queue, or its runner was added after the dequeue)"
+        )
+    theirs = [r for r in runs if not isinstance(r, runners.QueueRunner)]
+    if theirs:
+        return (
+            "its QueueRunner is TensorFlow's class, made before install() (import it through "
+            "tf.compat.v1.train, or call compat_input.install() first)"
+        )
+    ops = [op for r in runs for op in r.enqueue_ops]
+    for op in ops:
+        if op.type not in _ENQUEUES or op.inputs[0] is not queue.queue_ref:
+            return f"its runner runs {op.type} op '{op.name}', not an enqueue into it"
+    if len({_ENQUEUES[op.type] for op in ops}) > 1:
+        return "its runners mix enqueue and enqueue_many"
+    return None
+
+
+class _Served:
+    """What the served queue kinds share: reads from a tf.data pipeline once served."""
+
+    _dynamic_pad = False
+
+    def _init_served(self) -> None:
+        self._served_kind = None  # ("dequeue" | "dequeue_many" | "dequeue_up_to", n)
+        self._served_where = None
+        self._served = None  # (its batch plan, its pipeline's source)
+
+    def _shuffle(self) -> Optional[batch_plan.Shuffle]:
+        return None
+
+    def _serve(self, what: str, n, name: Optional[str]) -> Optional[Any]:
+        """The dequeue `what(n)` read from the queue's pipeline, or None: left to TensorFlow."""
+        runs = _runners_of(self)
+        why = _why_not_served(self, what, runs)
+        static_n = None if n is None else tf.get_static_value(n)
+        if why is None and n is not None and static_n is None:
+            why = f"{what} takes a count computed at run time"
+        defined = (lambda s: s.rank is not None) if self._dynamic_pad else (lambda s: s.is_fully_defined())
+        if why is None and n is not None and not all(defined(s) for s in self.shapes):
+            # Legacy fails as it runs (DequeueMany requires the components to have specified
+            # shapes); left to it, the program gets that error.
+            why = f"{what} from a queue made without shapes"
+        kind = (what, None if static_n is None else int(static_n))
+        if why is not None:
+            left_alone.append(f"{type(self).__name__} '{self.name}': {why}")
+            return None
+        if self._served_kind is not None:
+            if kind != self._served_kind:
+                served, count = self._served_kind
+                raise errors.CompatInputError(
+                    f"{type(self).__name__} '{self.name}' is served by tf.data and was first "
+                    f"read with {served}({'' if count is None else count}) at "
+                    f"{self._served_where}; this read is {what}({kind[1] or ''}). A served "
+                    "queue is read one way: read it the same way everywhere, or build the "
+                    "queue with tf.compat.v1.queue's classes before compat_input.install()."
+                )
+            with tf1.name_scope(name, self._read_name(what)) as scope:
+                return batch_plan.read(*self._served, name=scope)
+        try:
+            plan = self._plan(kind, runs, name)
+        except (ValueError, TypeError, errors.CaptureError) as error:
+            # Legacy built this queue and its runner; it stays theirs, and works as before.
+            left_alone.append(f"{type(self).__name__} '{self.name}': {error}")
+            return None
+        self._served_kind, self._served_where = kind, errors.created_at(self.queue_ref.op)
+        self._served = (plan, batch_plan.build(plan))
+        return batch_plan.read(*self._served)
+
+    def _plan(self, kind, runs: list, name: Optional[str]) -> batch_plan.BatchPlan:
+        what, n = kind
+        ops = [op for r in runs for op in r.enqueue_ops]
+        distinct = list({op.name: op for op in ops}.values())
+        enqueue_many = _ENQUEUES[distinct[0].type]
+        flat_lists = [list(op.inputs[1:]) for op in distinct]
+        names = self.names
+        structure = Structure("dict", list(names)) if names else Structure.of(flat_lists[0], what)
+        capacity = self._capacity()
+        shapes = self.shapes
+        with tf1.name_scope(name, self._read_name(what)) as scope:
+            return batch_plan.plan(
+                scope,
+                structure,
+                flat_lists,
+                n,
+                True,
+                what=f"{type(self).__name__} '{self.name}'",
+                capacity=capacity,
+                enqueue_many=enqueue_many,
+                shapes=shapes,
+                dynamic_pad=self._dynamic_pad,
+                allow_smaller_final_batch=what == "dequeue_up_to",
+                shuffle=self._shuffle(),
+                # One op run by N threads, or one op per thread (batch_join's lists).
+                num_threads=len(ops) if len(distinct) == 1 else len(distinct),
+            )
+
+    def _read_name(self, what: str) -> str:
+        # Legacy's op names: the tensors a program fetches by name keep theirs.
+        return f"{self.name}_{''.join(w.capitalize() for w in what.split('_'))}"
+
+    def _capacity(self) -> int:
+        capacity = self.queue_ref.op.get_attr("capacity")
+        return capacity if capacity > 0 else 2**31 - 1  # -1: unbounded.
+
+    @tracing.without_autograph
+    def dequeue(self, name=None):
+        served = self._serve("dequeue", None, name)
+        return super().dequeue(name=name) if served is None else served
+
+    def dequeue_many(self, n, name=None):
+        served = self._serve("dequeue_many", n, name)
+        return super().dequeue_many(n, name=name) if served is None else served
+
+    def dequeue_up_to(self, n, name=None):
+        served = self._serve("dequeue_up_to", n, name)
+        return super().dequeue_up_to(n, name=name) if served is None else served
+
+
+class FIFOQueue(_Served, tf.queue.FIFOQueue):
+    _tf_init = tf_internals.unpatched_init(tf.queue.FIFOQueue)
+    """Drop-in replacement for `tf.compat.v1.FIFOQueue`.
+
+    Differences: where a QueueRunner of the program fills it with enqueue ops (and no
+    feed), its reads come from a tf.data pipeline (see the module docstring): with several
+    runner threads, examples come in one thread's order; it is read one way (`dequeue`, or
+    `dequeue_many`/`dequeue_up_to` with one constant count); `size()` reports its capacity.
+    Otherwise it is TensorFlow's queue.
+    """
+
+    def __init__(self, *args, **kwargs):
+        self._tf_init(*args, **kwargs)
+        self._init_served()
+
+
+class PaddingFIFOQueue(_Served, tf.queue.PaddingFIFOQueue):
+    _tf_init = tf_internals.unpatched_init(tf.queue.PaddingFIFOQueue)
+    """Drop-in replacement for `tf.compat.v1.PaddingFIFOQueue`.
+
+    Differences: as `FIFOQueue`; a served `dequeue_many` pads each batch as legacy padded
+    it, to the longest example of the batch.
+    """
+
+    _dynamic_pad = True
+
+    def __init__(self, *args, **kwargs):
+        self._tf_init(*args, **kwargs)
+        self._init_served()
+
+
+class RandomShuffleQueue(_Served, tf.queue.RandomShuffleQueue):
+    _tf_init = tf_internals.unpatched_init(tf.queue.RandomShuffleQueue)
+    """Drop-in replacement for `tf.compat.v1.RandomShuffleQueue`.
+
+    Differences: as `FIFOQueue`; served, a tf.data shuffle of `min_after_dequeue` plus one
+    read's examples (at most `capacity`), seeded with the seed the queue drew: with a seed,
+    the order is the same in every run (legacy's depended on its threads).
+    """
+
+    def __init__(self, *args, **kwargs):
+        self._tf_init(*args, **kwargs)
+        self._init_served()
+
+    def _shuffle(self) -> batch_plan.Shuffle:
+        op = self.queue_ref.op
+        drawn = (op.get_attr("seed"), op.get_attr("seed2"))
+        # (0, 0) is how the op says "no seed": random, as tf.data's shuffle takes (None, None).
+        return batch_plan.Shuffle(
+            op.get_attr("min_after_dequeue"), None, drawn if any(drawn) else (None, None)
+        )

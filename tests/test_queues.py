@@ -1,0 +1,194 @@
+"""Queues a program builds itself and fills with its own QueueRunner, served by tf.data.
+
+Each scenario is a hand-built queue as research code builds one (resnet's cifar_input,
+inception's batch_inputs, im2txt's prefetch_input_data, tf_slim's prefetch_queue), run on
+TensorFlow's queues and on compat_input: exactly the same where legacy is deterministic
+(one runner thread, a FIFO queue), the same whole examples per epoch where it shuffles.
+"""
+
+import collections
+
+import numpy as np
+import pytest
+import tensorflow as tf
+from helpers import assert_same
+from helpers import assert_same_examples
+from helpers import compat_api
+from helpers import differential
+from helpers import examples
+from helpers import legacy_api
+from helpers import run_scenario
+
+import compat_input
+from compat_input._src.batchers import queues
+
+tf1 = tf.compat.v1
+
+
+def _example(api, limit=12, epochs=2):
+    """One example per step of a producer: an image-like float row and its label."""
+    index = api.range_input_producer(limit, num_epochs=epochs, shuffle=False).dequeue()
+    image = tf.cast(tf.fill([3], index), tf.float32) / 7.0 + 0.5
+    return image, index
+
+
+def _served(queue) -> bool:
+    return getattr(queue, "_served", None) is not None
+
+
+def test_fifo_queue_one_thread_dequeue_is_legacy_exactly():
+    seen = []
+
+    def build(api):
+        image, label = _example(api)
+        q = api.FIFOQueue(8, [tf.float32, tf.int32], shapes=[[3], []])
+        api.add_queue_runner(api.QueueRunner(q, [q.enqueue([image, label])]))
+        out = q.dequeue()
+        seen.append(q)
+        return out
+
+    compat = assert_same(build)
+    assert len(compat.values) == 24
+    assert _served(seen[-1]) and not _served(seen[0])
+
+
+@pytest.mark.parametrize("up_to", [False, True])
+def test_fifo_queue_dequeue_many_and_up_to_end_as_legacy(up_to):
+    def build(api):
+        image, label = _example(api, limit=11, epochs=1)
+        q = api.FIFOQueue(8, [tf.float32, tf.int32], shapes=[[3], []], names=["x", "y"])
+        api.add_queue_runner(api.QueueRunner(q, [q.enqueue({"x": image, "y": label})]))
+        return q.dequeue_up_to(4) if up_to else q.dequeue_many(4)
+
+    compat = assert_same(build)
+    # 11 examples: two full batches, then legacy's last 3 (up_to) or nothing (many).
+    assert [len(v["y"]) for v in compat.values] == ([4, 4, 3] if up_to else [4, 4])
+    assert compat.error is tf.errors.OutOfRangeError
+
+
+def test_enqueue_many_is_unbatched_as_legacy():
+    def build(api):
+        label = api.range_input_producer(5, num_epochs=1, shuffle=False).dequeue()
+        rows = tf.stack([label * 10, label * 10 + 1])
+        q = api.FIFOQueue(16, [tf.int32], shapes=[[]])
+        api.add_queue_runner(api.QueueRunner(q, [q.enqueue_many([rows])]))
+        return q.dequeue_many(3)
+
+    compat = assert_same(build)
+    assert sum(len(v) for v in compat.values) == 9  # 10 made, the last batch short.
+
+
+def test_padding_fifo_queue_pads_each_batch_as_legacy():
+    def build(api):
+        n = api.range_input_producer(7, num_epochs=1, shuffle=False).dequeue()
+        q = api.PaddingFIFOQueue(8, [tf.int32, tf.int32], shapes=[[None], []])
+        api.add_queue_runner(api.QueueRunner(q, [q.enqueue([tf.range(n) + 1, n])]))
+        return q.dequeue_up_to(3)
+
+    compat = assert_same(build)
+    assert [len(v[0][0]) for v in compat.values] == [2, 5, 6]  # Padded to each batch's longest.
+
+
+def test_random_shuffle_queue_many_threads_same_examples_per_epoch():
+    def build(api):
+        image, label = _example(api, limit=20, epochs=3)
+        q = api.RandomShuffleQueue(16, 4, [tf.float32, tf.int32], shapes=[[3], []])
+        api.add_queue_runner(api.QueueRunner(q, [q.enqueue([image, label])] * 4))
+        return q.dequeue_many(5)
+
+    # The queue keeps up to 16 examples across epochs' edges: compare over the whole run.
+    legacy, compat = assert_same_examples(build)
+    assert len(examples(compat)) == 60
+
+
+def test_one_enqueue_op_per_thread_joined_like_batch_join():
+    # Inception's batch_inputs: one reader and one enqueue op per thread, one queue.
+    def build(api):
+        producer = api.range_input_producer(10, num_epochs=1, shuffle=False)
+        ops = []
+        q = api.FIFOQueue(32, [tf.int32, tf.string], shapes=[[], []])
+        for tag in ("a", "b"):
+            ops.append(q.enqueue([producer.dequeue() * 2, tf.constant(tag)]))
+        api.add_queue_runner(api.QueueRunner(q, ops))
+        return q.dequeue()
+
+    legacy, compat = differential(build)
+    assert compat.error is legacy.error is tf.errors.OutOfRangeError
+    # Which thread's op took which item was legacy's timing: the items, each once, and
+    # both ops took their turns.
+    assert sorted(v[0] for v in compat.values) == sorted(v[0] for v in legacy.values)
+    assert sorted(v[0] for v in compat.values) == list(range(0, 20, 2))
+    assert {v[1] for v in compat.values} == {b"a", b"b"}
+
+
+def test_seeded_random_shuffle_queue_draws_the_seed_legacy_draws_and_repeats():
+    orders = []
+
+    def build(api):
+        tf1.set_random_seed(3)
+        image, label = _example(api, limit=30, epochs=1)
+        q = api.RandomShuffleQueue(20, 10, [tf.float32, tf.int32], shapes=[[3], []])
+        api.add_queue_runner(api.QueueRunner(q, [q.enqueue([image, label])] * 3))
+        after = tf1.random_uniform([], seed=None)  # The next op seed, after the queue's.
+        return q.dequeue_many(6), after
+
+    for _ in range(2):
+        orders.append(run_scenario(compat_api(), build).values)
+    legacy = run_scenario(legacy_api(), build).values
+    # Seeded, the order is the same in every run (legacy's depended on its threads)...
+    assert orders[0] == orders[1]
+    # ...and the program's own random op after the queue gets legacy's seed.
+    assert [v[1] for v in orders[0]] == [v[1] for v in legacy]
+    got = collections.Counter(x for v in orders[0] for x in v[0][1])
+    assert got == collections.Counter(x for v in legacy for x in v[0][1])
+
+
+def test_two_dequeues_in_one_run_take_two_elements_as_legacy():
+    def build(api):
+        image, label = _example(api, limit=8, epochs=1)
+        q = api.FIFOQueue(8, [tf.float32, tf.int32], shapes=[[3], []])
+        api.add_queue_runner(api.QueueRunner(q, [q.enqueue([image, label])]))
+        return [q.dequeue_many(2)[1], q.dequeue_many(2)[1]]
+
+    legacy, compat = differential(build)
+    # Legacy's two dequeues race for the queue; each run takes 4 examples, all told the same.
+    assert sorted(np.ravel(compat.values).tolist()) == sorted(np.ravel(legacy.values).tolist())
+    assert len(compat.values) == len(legacy.values) == 2
+
+
+def test_queue_fed_from_python_is_left_to_tensorflow_and_said():
+    for api in (legacy_api(), compat_api()):
+        before = len(queues.left_alone)
+        with tf.Graph().as_default():
+            value = tf1.placeholder(tf.int32, [])
+            q = api.FIFOQueue(4, [tf.int32], shapes=[[]], name="fed")
+            enqueue = q.enqueue([value])
+            out = q.dequeue()
+            with tf1.Session() as sess:
+                for v in (3, 4):
+                    sess.run(enqueue, {value: v})
+                assert [sess.run(out), sess.run(out)] == [3, 4]
+        if api.name == "compat":
+            assert not _served(q)
+            assert "FIFOQueue 'fed': no QueueRunner fed it" in queues.left_alone[before]
+
+
+def test_reading_a_served_queue_two_ways_names_the_first_read():
+    with tf.Graph().as_default():
+        q = compat_input.FIFOQueue(4, [tf.int32], shapes=[[]])
+        compat_input.add_queue_runner(compat_input.QueueRunner(q, [q.enqueue([tf.constant(1)])]))
+        q.dequeue_many(2)
+        with pytest.raises(compat_input.CompatInputError, match=r"dequeue_many\(2\) at .*test_queues"):
+            q.dequeue()
+
+
+def test_served_queue_builds_no_dequeue_op_and_no_runner_thread():
+    with tf.Graph().as_default() as graph:
+        q = compat_input.RandomShuffleQueue(8, 2, [tf.int32], shapes=[[]])
+        runner = compat_input.QueueRunner(q, [q.enqueue([tf.constant(1)])] * 2)
+        compat_input.add_queue_runner(runner)
+        out = q.dequeue_many(3)
+        assert not [op for op in graph.get_operations() if op.type.startswith("QueueDequeue")]
+        with tf1.Session() as sess:
+            assert runner.create_threads(sess, start=True) == []
+            assert sess.run(out).tolist() == [1, 1, 1]
