@@ -47,6 +47,9 @@ WORKLOADS = {
     "jpeg": "WholeFileReader + decode_jpeg + resize + crop + flip + shuffle_batch(4 threads)",
     "preloaded": "slice_input_producer over constants + batch(2 threads)",
     "join": "4 TFRecordReaders over one queue + shuffle_batch_join",
+    "resnet": "resnet's CIFAR-10 input: fixed-length + pad, crop, flip, standardization + its "
+    "own RandomShuffleQueue (16 enqueue threads, one QueueRunner) + dequeue_many",
+    "resnet_seeded": "the same program with tf.set_random_seed(1)",
     "step": "tiny model (batch 20, one matmul) trained from TextLineReader + batch: steps/s",
 }
 MODES = ["legacy", "compat", "tfdata"]
@@ -89,7 +92,7 @@ def make_data(root: str) -> None:
 
 
 # Workloads that run another's program with its graph seeded (BENCH_SEED=1).
-SEEDED = {"cifar_seeded": "cifar"}
+SEEDED = {"cifar_seeded": "cifar", "resnet_seeded": "resnet"}
 
 
 def command(workload: str, mode: str, world: str) -> list:

@@ -192,3 +192,91 @@ def test_served_queue_builds_no_dequeue_op_and_no_runner_thread():
         with tf1.Session() as sess:
             assert runner.create_threads(sess, start=True) == []
             assert sess.run(out).tolist() == [1, 1, 1]
+
+
+def _resnet_style(limit=40, epochs=2):
+    """A RandomShuffleQueue fed by 4 runner threads of one enqueue op, read in batches."""
+    x = compat_input.range_input_producer(limit, num_epochs=epochs, seed=5).dequeue()
+    q = compat_input.RandomShuffleQueue(24, 8, [tf.int32], shapes=[[]], seed=7)
+    compat_input.add_queue_runner(compat_input.QueueRunner(q, [q.enqueue([x * 3])] * 4))
+    return q.dequeue_up_to(4)
+
+
+def _drain(sess, batch, limit=100):
+    out = []
+    for _ in range(limit):
+        try:
+            out.append(sess.run(batch).tolist())
+        except tf.errors.OutOfRangeError:
+            break
+    return out
+
+
+def test_a_served_queue_resumes_where_the_checkpoint_was_taken(tmp_path):
+    with tf.Graph().as_default():
+        batch = _resnet_style()
+        with tf1.Session() as sess:
+            compat_input.start_queue_runners(sess)
+            full = _drain(sess, batch)
+    path = str(tmp_path / "model.ckpt")
+    with tf.Graph().as_default():
+        batch = _resnet_style()
+        tf1.train.get_or_create_global_step()
+        saver = tf1.train.Saver()
+        with tf1.Session() as sess:
+            sess.run(tf1.global_variables_initializer())
+            compat_input.start_queue_runners(sess)
+            before = [sess.run(batch).tolist() for _ in range(5)]
+            saver.save(sess, path)
+    with tf.Graph().as_default():
+        batch = _resnet_style()
+        tf1.train.get_or_create_global_step()
+        saver = tf1.train.Saver()
+        with tf1.Session() as sess:
+            saver.restore(sess, path)
+            compat_input.start_queue_runners(sess)  # Must not rewind the restored input.
+            after = _drain(sess, batch)
+    assert before + after == full
+    assert collections.Counter(x for b in full for x in b) == {3 * i: 2 for i in range(40)}
+
+
+def test_a_finite_validation_queue_built_by_hand_iterates_whole_each_time():
+    with tf.Graph().as_default():
+        v = compat_input.range_input_producer(10, num_epochs=1, shuffle=False).dequeue()
+        q = compat_input.FIFOQueue(8, [tf.int32], shapes=[[]])
+        compat_input.add_queue_runner(compat_input.QueueRunner(q, [q.enqueue([v])]))
+        val = q.dequeue_up_to(4)
+        with tf1.Session() as sess:
+            sess.run(tf1.local_variables_initializer())
+            compat_input.start_queue_runners(sess)
+            for _ in range(3):
+                passes = [b.tolist() for b in compat_input.iterate(sess, val)]
+                assert passes == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
+
+
+def test_a_served_queue_never_started_fails_with_the_fix_where_legacy_hung():
+    with tf.Graph().as_default():
+        batch = _resnet_style()
+        config = tf1.ConfigProto(operation_timeout_in_ms=20000)
+        with tf1.Session(config=config) as sess:
+            with pytest.raises(tf.errors.OpError, match="start_queue_runners"):
+                sess.run(batch)
+
+
+def test_a_bad_record_behind_a_served_queue_is_named_as_legacy_fails(tmp_path):
+    path = tmp_path / "numbers.csv"
+    path.write_text("1\n2\nthree\n4\n")
+
+    def build(api):
+        files = api.string_input_producer([str(path)], num_epochs=1, shuffle=False)
+        _, line = api.TextLineReader().read(files)
+        (number,) = tf1.decode_csv(line, [[0]])
+        q = api.FIFOQueue(4, [tf.int32], shapes=[[]])
+        api.add_queue_runner(api.QueueRunner(q, [q.enqueue([number])]))
+        return q.dequeue()
+
+    legacy, compat = differential(build, install=True)
+    # Legacy delivered the records before the bad one, then its runner closed the queue.
+    assert compat.values == legacy.values == [1, 2]
+    assert compat.error is not None
+    assert "numbers.csv:3" in compat.error_message

@@ -163,9 +163,21 @@ def test_batch_over_a_hand_built_queue_ends_when_the_queue_is_drained():
     assert sorted(np.concatenate(got).tolist()) == [2 * i for i in range(9)]
 
 
-def test_coordinator_and_queue_runner_are_tensorflows_own():
+def test_coordinator_is_tensorflows_own_and_queue_runner_a_subclass():
     assert compat_input.Coordinator is tf.train.Coordinator
-    assert compat_input.QueueRunner is tf1.train.QueueRunner
+    # A runner of a queue compat_input does not serve is TensorFlow's, threads and all.
+    assert issubclass(compat_input.QueueRunner, tf1.train.QueueRunner)
+    with tf.Graph().as_default():
+        q = tf1.FIFOQueue(2, [tf.int32], shapes=[[]])  # TensorFlow's own queue.
+        runner = compat_input.QueueRunner(q, [q.enqueue([tf.constant(5)])])
+        out = q.dequeue()
+        with tf1.Session() as sess:
+            coord = tf1.train.Coordinator()
+            threads = runner.create_threads(sess, coord=coord, start=True)
+            assert len(threads) == 2  # The enqueue thread and the close-on-stop one.
+            assert sess.run(out) == 5
+            coord.request_stop()
+            coord.join(threads)
 
 
 def test_closing_the_session_before_join_leaves_nothing_hanging():
