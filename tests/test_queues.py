@@ -11,6 +11,9 @@ import collections
 import numpy as np
 import pytest
 import tensorflow as tf
+
+import compat_input
+from compat_input._src.batchers import queues
 from helpers import assert_same
 from helpers import assert_same_examples
 from helpers import compat_api
@@ -18,9 +21,6 @@ from helpers import differential
 from helpers import examples
 from helpers import legacy_api
 from helpers import run_scenario
-
-import compat_input
-from compat_input._src.batchers import queues
 
 tf1 = tf.compat.v1
 
