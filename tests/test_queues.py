@@ -178,7 +178,9 @@ def test_reading_a_served_queue_two_ways_names_the_first_read():
         q = compat_input.FIFOQueue(4, [tf.int32], shapes=[[]])
         compat_input.add_queue_runner(compat_input.QueueRunner(q, [q.enqueue([tf.constant(1)])]))
         q.dequeue_many(2)
-        with pytest.raises(compat_input.CompatInputError, match=r"dequeue_many\(2\) at .*test_queues"):
+        with pytest.raises(
+            compat_input.CompatInputError, match=r"dequeue_many\(2\) at .*test_queues"
+        ):
             q.dequeue()
 
 

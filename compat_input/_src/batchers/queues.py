@@ -96,7 +96,11 @@ class _Served:
         static_n = None if n is None else tf.get_static_value(n)
         if why is None and n is not None and static_n is None:
             why = f"{what} takes a count computed at run time"
-        defined = (lambda s: s.rank is not None) if self._dynamic_pad else (lambda s: s.is_fully_defined())
+        defined = (
+            (lambda s: s.rank is not None)
+            if self._dynamic_pad
+            else (lambda s: s.is_fully_defined())
+        )
         if why is None and n is not None and not all(defined(s) for s in self.shapes):
             # Legacy fails as it runs (DequeueMany requires the components to have specified
             # shapes); left to it, the program gets that error.

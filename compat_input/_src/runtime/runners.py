@@ -18,7 +18,6 @@ from compat_input._src.runtime import pipeline as pipeline_lib
 tf1 = tf.compat.v1
 
 
-
 class QueueRunner(tf1.train.QueueRunner):
     """Drop-in replacement for `tf.compat.v1.train.QueueRunner`.
 
