@@ -18,9 +18,11 @@ from helpers import assert_same
 from helpers import assert_same_examples
 from helpers import compat_api
 from helpers import differential
+from helpers import example
 from helpers import examples
 from helpers import legacy_api
 from helpers import run_scenario
+from helpers import write_tfrecords
 
 tf1 = tf.compat.v1
 
@@ -282,3 +284,69 @@ def test_a_bad_record_behind_a_served_queue_is_named_as_legacy_fails(tmp_path):
     assert compat.values == legacy.values == [1, 2]
     assert compat.error is not None
     assert "numbers.csv:3" in compat.error_message
+
+
+def test_inception_and_im2txt_style_reader_queue_then_preprocessing_threads(tmp_path):
+    # Readers enqueue serialized records into one shuffling queue (one enqueue op each); its
+    # dequeue() is parsed and preprocessed by several threads of batch_join, dynamic_pad on.
+    paths = [
+        write_tfrecords(
+            str(tmp_path / f"shard{s}.tfrecord"),
+            [example(label=10 * s + i, ids=list(range(1 + (i + s) % 4))) for i in range(6)],
+        )
+        for s in range(3)
+    ]
+
+    def build(api):
+        files = api.string_input_producer(paths, num_epochs=2, shuffle=False)
+        queue = api.RandomShuffleQueue(12, 4, [tf.string], shapes=[[]])
+        enqueues = [queue.enqueue([api.TFRecordReader().read(files)[1]]) for _ in range(2)]
+        api.add_queue_runner(api.QueueRunner(queue, enqueues))
+        serialized = queue.dequeue()
+        lists = []
+        for _ in range(3):
+            features = tf1.parse_single_example(
+                serialized,
+                {
+                    "label": tf1.FixedLenFeature([], tf.int64),
+                    "ids": tf1.VarLenFeature(tf.int64),
+                },
+            )
+            ids = tf.sparse.to_dense(features["ids"]) * 2
+            lists.append([features["label"], ids])
+        return api.batch_join(lists, 5, dynamic_pad=True, allow_smaller_final_batch=True)
+
+    def unpadded(run):
+        # An example is its label and its ids (their count follows from the label); the
+        # padding after them, zeros, depends on the batch it fell in.
+        out = collections.Counter()
+        for labels, ids in run.values:
+            for label, row in zip(labels, ids):
+                n = 1 + (label % 10 + label // 10) % 4
+                assert not any(row[n:])
+                out[(label, tuple(row[:n]))] += 1
+        return out
+
+    legacy, compat = differential(build)
+    assert compat.error is legacy.error is tf.errors.OutOfRangeError
+    assert sum(unpadded(compat).values()) == 36
+    assert unpadded(compat) == unpadded(legacy)
+
+
+def test_a_served_queue_exported_and_imported_reads_on(tmp_path):
+    path = str(tmp_path / "model.meta")
+    with tf.Graph().as_default():
+        batch = _resnet_style(limit=12, epochs=1)
+        tf1.add_to_collection("batch", batch)
+        tf1.train.export_meta_graph(path)
+    # Imported into a fresh graph, with TensorFlow's own start_queue_runners.
+    with tf.Graph().as_default():
+        tf1.train.import_meta_graph(path)
+        (batch,) = tf1.get_collection("batch")
+        with tf1.Session() as sess:
+            coord = tf1.train.Coordinator()
+            threads = tf1.train.start_queue_runners(sess, coord)
+            got = _drain(sess, batch)
+            coord.request_stop()
+            coord.join(threads)
+    assert sorted(x for b in got for x in b) == [3 * i for i in range(12)]

@@ -196,7 +196,14 @@ x = compat_input.range_input_producer(10**6).dequeue()
 # Slow enough that the pipeline's threads are inside it when the program ends.
 slow = tf.compat.v1.py_func(lambda v: (time.sleep(float(sys.argv[1])), v)[1], [x], tf.int32)
 slow.set_shape([])
-batch = compat_input.batch([slow], 4)
+if sys.argv[2] == "batch":
+    batch = compat_input.batch([slow], 4)
+else:  # The program's own queue, filled by its own runner's threads: served by tf.data.
+    queue = compat_input.RandomShuffleQueue(16, 4, [tf.int32], shapes=[[]])
+    runner = compat_input.QueueRunner(queue, [queue.enqueue([slow])] * 4)
+    compat_input.add_queue_runner(runner)
+    batch = queue.dequeue_many(4)
+    assert queue._served is not None
 with tf.compat.v1.Session() as sess:
     compat_input.start_queue_runners(sess)
     print("running", flush=True)
@@ -214,7 +221,8 @@ def _busy(stop):
 
 
 @pytest.mark.parametrize("delay", [0.3, 1.1, 1.7])
-def test_keyboard_interrupt_ends_the_program_on_a_loaded_machine(tmp_path, delay):
+@pytest.mark.parametrize("reads", ["batch", "queue"])
+def test_keyboard_interrupt_ends_the_program_on_a_loaded_machine(tmp_path, delay, reads):
     """Ctrl-C while a py_func pipeline runs ahead: the program must end, every time.
 
     The race is made on purpose: the machine is loaded with busy processes, the py_func
@@ -239,7 +247,10 @@ def test_keyboard_interrupt_ends_the_program_on_a_loaded_machine(tmp_path, delay
             # The context manager waits for the process; the finally kills it first on
             # any outcome, so a failing assertion never leaves the training loop running.
             with subprocess.Popen(
-                [sys.executable, str(script), "0.05"], stdout=subprocess.PIPE, text=True, env=env
+                [sys.executable, str(script), "0.05", reads],
+                stdout=subprocess.PIPE,
+                text=True,
+                env=env,
             ) as proc:
                 try:
                     assert proc.stdout.readline().strip() == "running"
