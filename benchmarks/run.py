@@ -50,6 +50,8 @@ WORKLOADS = {
     "resnet": "resnet's CIFAR-10 input: fixed-length + pad, crop, flip, standardization + its "
     "own RandomShuffleQueue (16 enqueue threads, one QueueRunner) + dequeue_many",
     "resnet_seeded": "the same program with tf.set_random_seed(1)",
+    "inception": "inception's input: 4 TFRecordReaders enqueue into its own RandomShuffleQueue "
+    "(one QueueRunner), whose dequeue() 4 batch_join threads parse, crop, flip and scale",
     "step": "tiny model (batch 20, one matmul) trained from TextLineReader + batch: steps/s",
 }
 MODES = ["legacy", "compat", "tfdata"]

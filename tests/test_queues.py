@@ -191,11 +191,14 @@ def test_served_queue_builds_no_dequeue_op_and_no_runner_thread():
         q = compat_input.RandomShuffleQueue(8, 2, [tf.int32], shapes=[[]])
         runner = compat_input.QueueRunner(q, [q.enqueue([tf.constant(1)])] * 2)
         compat_input.add_queue_runner(runner)
+        early = q.size()  # Made before the queue is served, as tf_slim's summary is.
         out = q.dequeue_many(3)
         assert not [op for op in graph.get_operations() if op.type.startswith("QueueDequeue")]
         with tf1.Session() as sess:
             assert runner.create_threads(sess, start=True) == []
             assert sess.run(out).tolist() == [1, 1, 1]
+            # Kept full by tf.data, as its runners kept it: a "wait until full" loop ends.
+            assert sess.run(q.size()) == sess.run(early) == 8
 
 
 def _resnet_style(limit=40, epochs=2):
@@ -350,3 +353,76 @@ def test_a_served_queue_exported_and_imported_reads_on(tmp_path):
             coord.request_stop()
             coord.join(threads)
     assert sorted(x for b in got for x in b) == [3 * i for i in range(12)]
+
+
+@pytest.mark.parametrize("cancel", [False, True])
+def test_closing_a_served_queue_ends_its_input_after_what_it_holds_as_legacy(cancel):
+    outcomes = {}
+    for api in (legacy_api(), compat_api()):
+        with tf.Graph().as_default():
+            x = api.range_input_producer(10**6, shuffle=False).dequeue()
+            q = api.FIFOQueue(4, [tf.int32], shapes=[[]])
+            api.add_queue_runner(api.QueueRunner(q, [q.enqueue([x])]))
+            batch = q.dequeue_up_to(3)
+            close, closed = q.close(cancel_pending_enqueues=cancel), q.is_closed()
+            with tf1.Session() as sess:
+                coord = tf1.train.Coordinator()
+                threads = api.start_queue_runners(sess, coord)
+                first = sess.run(batch).tolist()
+                was = sess.run(closed)
+                sess.run(close)
+                rest = _drain(sess, batch)
+                coord.request_stop()
+                coord.join(threads)
+                outcomes[api.name] = (first, was, sess.run(closed), rest)
+    (l_first, l_was, l_now, l_rest), (c_first, c_was, c_now, c_rest) = outcomes.values()
+    assert (c_first, c_was, c_now) == (l_first, l_was, l_now) == ([0, 1, 2], False, True)
+    # What the queue held when it closed still comes out, in order, then the input ends:
+    # legacy's queue held up to its capacity, ours what tf.data had made ahead.
+    for rest in (l_rest, c_rest):
+        flat = [x for b in rest for x in b]
+        assert flat == list(range(3, 3 + len(flat))) and len(rest) < 100
+
+
+def test_magenta_style_padded_sequences_from_four_enqueue_threads(tmp_path):
+    # magenta's get_padded_batch: sequence examples of their own lengths, a PaddingFIFOQueue
+    # of (None, depth) inputs and labels with the length, four threads, dequeue_many.
+    def sequence(n, start):
+        steps = [
+            tf.train.Feature(float_list=tf.train.FloatList(value=[start + t, -start - t]))
+            for t in range(n)
+        ]
+        lists = tf.train.FeatureLists(feature_list={"inputs": tf.train.FeatureList(feature=steps)})
+        return tf.train.SequenceExample(feature_lists=lists).SerializeToString()
+
+    path = write_tfrecords(
+        str(tmp_path / "seq.tfrecord"), [sequence(1 + i % 5, i) for i in range(20)]
+    )
+
+    def build(api):
+        files = api.string_input_producer([path], num_epochs=1, shuffle=False)
+        _, serialized = api.TFRecordReader().read(files)
+        _, steps = tf1.parse_single_sequence_example(
+            serialized, sequence_features={"inputs": tf1.FixedLenSequenceFeature([2], tf.float32)}
+        )
+        inputs = steps["inputs"]
+        q = api.PaddingFIFOQueue(100, [tf.float32, tf.int32], shapes=[(None, 2), ()])
+        enqueue = q.enqueue([inputs, tf.shape(inputs)[0]])
+        api.add_queue_runner(api.QueueRunner(q, [enqueue] * 4))
+        return q.dequeue_many(4)
+
+    def unpadded(run):
+        return collections.Counter(
+            (n, tuple(map(tuple, rows[:n])))
+            for inputs, lengths in run.values
+            for rows, n in zip(inputs, lengths)
+        )
+
+    legacy, compat = differential(build)
+    assert compat.error is legacy.error is tf.errors.OutOfRangeError
+    assert len(compat.values) == len(legacy.values) == 5
+    assert unpadded(compat) == unpadded(legacy)
+    # Each batch is padded to its longest sequence, with zeros.
+    for inputs, lengths in compat.values:
+        assert len(inputs[0]) == max(lengths)
+        assert all(not any(map(any, rows[n:])) for rows, n in zip(inputs, lengths))

@@ -4,12 +4,8 @@ Every batcher (`batch`, `shuffle_batch`, their `_join` and `maybe_` variants) is
 `BatchPlan`, made by `plan()` from the legacy arguments, checked as legacy checked them
 (legacy_arguments.py: same errors). The plan names each part of the pipeline: the input lists with their
 captured per-example graphs (capture/example_lists.py), the join strategy (capture/joins.py), the
-`keep_input` filter, the shuffle and the batch. `assemble()` chains one small step per part:
-
-    examples (join) -> [skip bad records] -> [keep_input] -> [unbatch] -> [tf.data service]
-    -> [shuffle] -> batch -> prefetch
-
-and `serve()` makes the pipeline whose `get_next()` is returned in the legacy structure (a
+`keep_input` filter, the shuffle and the batch. `assemble()` chains one small step per part
+(plan_steps.py), and `serve()` makes the pipeline whose `get_next()` is returned in the legacy structure (a
 list, a dict, or a bare tensor for a one-element list) with the legacy static shapes.
 """
 
@@ -23,16 +19,15 @@ import tensorflow as tf
 from compat_input._src.bad_records import origins
 from compat_input._src.bad_records import probes
 from compat_input._src.batchers import legacy_arguments
+from compat_input._src.batchers import plan_steps
 from compat_input._src.batchers.structures import Structure
 from compat_input._src.capture import hand_built_queues
 from compat_input._src.capture import joins
 from compat_input._src.capture.example_lists import ExampleList
 from compat_input._src.capture.example_lists import capture_list
-from compat_input._src.core import dataset_ops
 from compat_input._src.core import graph_ops
 from compat_input._src.core.options import options
 from compat_input._src.core.state_variables import initial
-from compat_input._src.runtime import data_service
 from compat_input._src.runtime import pipeline as pipeline_lib
 
 tf1 = tf.compat.v1
@@ -74,6 +69,9 @@ class BatchPlan:
     shared_name: Optional[str] = None
     # The tf.data service its examples are made on, once assembled; None: this process.
     service: Optional[str] = None
+    # A program's own queue: the handle of its "closed" flag (batchers/queues.py); closed,
+    # it takes no more examples, and what it holds is still read.
+    closed: Any = None
 
     @property
     def keep_column(self) -> bool:
@@ -178,91 +176,12 @@ def _line_up_blocks(lists: list, size, enqueue_many: bool) -> None:
         lists[0].lined_up_with = size
 
 
-# -- the steps, one per part of the plan ------------------------------------------------------
-
-
-def skip_bad_records(plan: BatchPlan, dataset: tf.data.Dataset) -> tf.data.Dataset:
-    """Drops examples whose per-example graph fails, counting those that get through.
-
-    tf.data cannot catch an error inside a map function, only drop the element
-    (`ignore_errors`); `skipped_records` compares the two counters.
-    """
-    if plan.counters is None:
-        return dataset
-    handle = plan.counters[1].handle
-    one = tf.constant(1, tf.int64)
-
-    def count(*example):
-        with tf.control_dependencies([graph_ops.AssignAddVariableOp(resource=handle, value=one)]):
-            return tuple(tf.identity(x) if isinstance(x, tf.Tensor) else x for x in example)
-
-    return dataset.ignore_errors(log_warning=True).map(count)
-
-
-def keep_inputs(plan: BatchPlan, dataset: tf.data.Dataset) -> tf.data.Dataset:
-    """`keep_input`: False keeps nothing; a scalar is a column, filtered (and dropped after
-    batching, once per batch); a vector was applied inside the per-example graph."""
-    if plan.keep is False:
-        return dataset.filter(lambda *x: False)
-    if not plan.keep_column:
-        return dataset
-    dataset = dataset.filter(lambda *x: x[-1])
-    return dataset.map(lambda *x: x[:-1]) if plan.enqueue_many else dataset
-
-
-def unbatch_many(plan: BatchPlan, dataset: tf.data.Dataset) -> tf.data.Dataset:
-    """`enqueue_many`: each element is a batch of examples."""
-    return dataset_ops.unbatch(dataset) if plan.enqueue_many else dataset
-
-
-def through_service(plan: BatchPlan, dataset: tf.data.Dataset) -> tf.data.Dataset:
-    """The examples made on the tf.data service's workers, when one is configured."""
-    served = data_service.distribute(dataset, plan.scope.rstrip("/"), plan.shared_name)
-    if served is not dataset:
-        plan.service = data_service.address()
-    return served
-
-
-def shuffle_examples(plan: BatchPlan, dataset: tf.data.Dataset) -> tf.data.Dataset:
-    if plan.shuffle is None:
-        return dataset
-    return dataset_ops.shuffle(
-        dataset, plan.shuffle_buffer, seed=plan.shuffle.seed, drawn=plan.shuffle.drawn
-    )
-
-
-def batch_examples(plan: BatchPlan, dataset: tf.data.Dataset) -> tf.data.Dataset:
-    if plan.size is None:
-        return dataset
-    drop = not plan.allow_smaller_final_batch
-    if plan.dynamic_pad:
-        dataset = dataset.padded_batch(plan.size, drop_remainder=drop)
-    else:
-        dataset = dataset_ops.batch(dataset, plan.size, drop)
-    if plan.keep_column and not plan.enqueue_many:
-        dataset = dataset.map(lambda *x: x[:-1])  # Once per batch, not per example.
-    return dataset
-
-
-def prefetch_batches(plan: BatchPlan, dataset: tf.data.Dataset) -> tf.data.Dataset:
-    # Legacy held at most `capacity` examples in its queue; so do the shuffle buffer and
-    # the batches made ahead together.
-    if plan.size is None:
-        ahead = max(1, plan.capacity - plan.shuffle_buffer)
-    elif isinstance(plan.size, int):
-        ahead = max(1, (plan.capacity - plan.shuffle_buffer) // plan.size)
-    else:
-        ahead = tf.data.AUTOTUNE
-    return dataset_ops.prefetch(dataset, ahead)
-
-
 def assemble(plan: BatchPlan, logs: list) -> tf.data.Dataset:
     """The plan's Dataset of batches; example logs made on the way go into `logs`."""
     dataset = plan.join(plan.lists, plan.parallel, plan.counters is not None, logs)
-    steps = (skip_bad_records, keep_inputs, unbatch_many, through_service, shuffle_examples)
-    for step in steps:
+    for step in plan_steps.STEPS:
         dataset = step(plan, dataset)
-    return prefetch_batches(plan, batch_examples(plan, dataset))
+    return dataset
 
 
 def _count_taken(plan: BatchPlan):

@@ -26,8 +26,11 @@ import tensorflow as tf
 from compat_input._src.batchers import batch_plan
 from compat_input._src.batchers.structures import Structure
 from compat_input._src.core import errors
+from compat_input._src.core import graph_ops
+from compat_input._src.core import state_variables
 from compat_input._src.core import tf_internals
 from compat_input._src.core import tracing
+from compat_input._src.runtime import pipeline as pipeline_lib
 from compat_input._src.runtime import runners
 
 tf1 = tf.compat.v1
@@ -85,6 +88,11 @@ class _Served:
         self._served_kind = None  # ("dequeue" | "dequeue_many" | "dequeue_up_to", n)
         self._served_where = None
         self._served = None  # (its batch plan, its pipeline's source)
+        # Its "closed" flag once asked for (a runner's close ops are made with it): set
+        # by `close()`, read by `is_closed()` and by the pipeline, which then takes no more.
+        self._closed = None
+        # Sizes made before the queue was served: made to report its capacity once it is.
+        self._early_sizes: list = []
 
     def _shuffle(self) -> Optional[batch_plan.Shuffle]:
         return None
@@ -128,7 +136,11 @@ class _Served:
             left_alone.append(f"{type(self).__name__} '{self.name}': {error}")
             return None
         self._served_kind, self._served_where = kind, errors.created_at(self.queue_ref.op)
+        plan.closed = self._closed_flag().handle
         self._served = (plan, batch_plan.build(plan))
+        for size in self._early_sizes:
+            with tf_internals.at_root(size.graph):
+                tf_internals.rewire_input(size, 0, tf.constant(self._capacity(), tf.int32))
         return batch_plan.read(*self._served)
 
     def _plan(self, kind, runs: list, name: Optional[str]) -> batch_plan.BatchPlan:
@@ -158,6 +170,48 @@ class _Served:
                 # One op run by N threads, or one op per thread (batch_join's lists).
                 num_threads=len(ops) if len(distinct) == 1 else len(distinct),
             )
+
+    def _closed_flag(self) -> state_variables.StateVariable:
+        if self._closed is None:
+            with tf_internals.at_root(self.queue_ref.graph):
+                self._closed = pipeline_lib.state_variable(
+                    state_variables.initial(False, tf.bool), f"{self.name}_closed"
+                )
+        return self._closed
+
+    def close(self, cancel_pending_enqueues=False, name=None):
+        # Made by every QueueRunner before the first dequeue: it closes both, the queue
+        # TensorFlow made and (once served) the pipeline's input.
+        if tf.executing_eagerly():
+            return super().close(cancel_pending_enqueues, name)
+        closed = self._closed_flag()
+        legacy = super().close(
+            cancel_pending_enqueues, name=None if name is None else f"{name}_queue"
+        )
+        return tf.group(
+            legacy,
+            graph_ops.AssignVariableOp(resource=closed.handle, value=tf.constant(True)),
+            name=name or f"{self.name}_Close",
+        )
+
+    def is_closed(self, name=None):
+        if self._served is None:
+            return super().is_closed(name=name)
+        return graph_ops.ReadVariableOp(
+            resource=self._closed_flag().handle, dtype=tf.bool, name=name or f"{self.name}_IsClosed"
+        )
+
+    def size(self, name=None):
+        if self._served is None:
+            if tf.executing_eagerly():
+                return super().size(name=name)
+            # Read through an identity that reads the capacity instead once it is served.
+            name = name or f"{self.name}_Size"
+            size = tf.identity(super().size(name=f"{name}_queue"), name=name)
+            self._early_sizes.append(size.op)
+            return size
+        # tf.data keeps its buffers full, as the program's runners kept its queue.
+        return tf.constant(self._capacity(), tf.int32, name=name or f"{self.name}_Size")
 
     def _read_name(self, what: str) -> str:
         # Legacy's op names: the tensors a program fetches by name keep theirs.

@@ -300,3 +300,14 @@ def unpatched_init(cls: type):
     rebound = type(init)(init.__code__, names, init.__name__, init.__defaults__, init.__closure__)
     rebound.__kwdefaults__ = init.__kwdefaults__
     return rebound
+
+
+def rewire_input(op: tf.Operation, index: int, tensor: tf.Tensor) -> None:
+    """`op` reads `tensor` at input `index` from now on (`Operation._update_input`).
+
+    A program's queue is served or not when its first dequeue is made, and a `size()` made
+    before that (tf_slim's prefetch_queue makes its summary first) already reads
+    TensorFlow's queue, which a served queue leaves empty: a loop waiting for it to fill
+    would wait forever. Public graphs have no way to change what a made op reads.
+    """
+    op._update_input(index, tensor)
