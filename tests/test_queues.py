@@ -360,28 +360,44 @@ def test_closing_a_served_queue_ends_its_input_after_what_it_holds_as_legacy(can
     outcomes = {}
     for api in (legacy_api(), compat_api()):
         with tf.Graph().as_default():
-            x = api.range_input_producer(10**6, shuffle=False).dequeue()
+            x = api.range_input_producer(1000, num_epochs=1, shuffle=False).dequeue()
             q = api.FIFOQueue(4, [tf.int32], shapes=[[]])
             api.add_queue_runner(api.QueueRunner(q, [q.enqueue([x])]))
             batch = q.dequeue_up_to(3)
             close, closed = q.close(cancel_pending_enqueues=cancel), q.is_closed()
-            with tf1.Session() as sess:
+            config = tf1.ConfigProto(operation_timeout_in_ms=10000)
+            with tf1.Session(config=config) as sess:
+                sess.run(tf1.local_variables_initializer())
                 coord = tf1.train.Coordinator()
                 threads = api.start_queue_runners(sess, coord)
                 first = sess.run(batch).tolist()
                 was = sess.run(closed)
-                sess.run(close)
+                try:
+                    sess.run(close)
+                except (tf.errors.DeadlineExceededError, tf.errors.CancelledError):
+                    # Legacy's close, its runner's enqueue waiting on the full queue, now
+                    # and then never returns (without cancel_pending_enqueues: 2 runs of 5
+                    # here) or fails with the enqueue's CancelledError. Ours always closes.
+                    assert api.name == "legacy"
+                    outcomes[api.name] = None
+                    coord.request_stop()
+                    continue
                 rest = _drain(sess, batch)
                 coord.request_stop()
-                coord.join(threads)
+                try:
+                    coord.join(threads)
+                except tf.errors.CancelledError:
+                    pass  # Legacy's runner found its queue closed under it, and says so here.
                 outcomes[api.name] = (first, was, sess.run(closed), rest)
-    (l_first, l_was, l_now, l_rest), (c_first, c_was, c_now, c_rest) = outcomes.values()
-    assert (c_first, c_was, c_now) == (l_first, l_was, l_now) == ([0, 1, 2], False, True)
-    # What the queue held when it closed still comes out, in order, then the input ends:
+    compat = outcomes["compat"]
+    assert compat[:3] == ([0, 1, 2], False, True)
+    # What was made ahead when it closed still comes out, in order, then the input ends:
     # legacy's queue held up to its capacity, ours what tf.data had made ahead.
-    for rest in (l_rest, c_rest):
-        flat = [x for b in rest for x in b]
-        assert flat == list(range(3, 3 + len(flat))) and len(rest) < 100
+    for outcome in (outcomes["legacy"], compat):
+        if outcome is not None:
+            assert outcome[:3] == compat[:3]
+            flat = [x for b in outcome[3] for x in b]
+            assert flat == list(range(3, 3 + len(flat))) and len(outcome[3]) < 100
 
 
 def test_magenta_style_padded_sequences_from_four_enqueue_threads(tmp_path):

@@ -301,14 +301,21 @@ def build(plan: BatchPlan) -> pipeline_lib.Source:
     return source
 
 
-def read(plan: BatchPlan, source: pipeline_lib.Source, name: Optional[str] = None) -> Any:
+def read(
+    plan: BatchPlan, source: pipeline_lib.Source, name: Optional[str] = None, shapes=None
+) -> Any:
     """The next batch of the plan's pipeline, as a new read (a program's own queue read
-    twice takes two batches in one run, as two dequeues did)."""
+    twice takes two batches in one run, as two dequeues did). `shapes`: the static shapes
+    the legacy op gave its outputs, where they knew less than the pipeline does."""
     pipeline = source.make_pipeline()
     if plan.counters is not None:
         pipeline.skip_counts = tuple(c.read_value() for c in plan.counters)
     batch = pipeline.get_next(name=name or plan.scope, after=_count_taken(plan))
     flat = tf.nest.flatten(batch)  # One component: a bare element, not a tuple.
+    if shapes is not None:
+        flat = [
+            t if t.shape == s else tf1.placeholder_with_default(t, s) for t, s in zip(flat, shapes)
+        ]
     source.register(tf.nest.flatten(flat, expand_composites=True))
     if plan.last_taken is not None:
         source.origins.outputs = flat

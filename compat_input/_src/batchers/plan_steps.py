@@ -1,8 +1,8 @@
 """The steps of a batch plan's pipeline, one per part of the plan (batch_plan.py), each
 `step(plan, dataset) -> dataset`, chained in the order of `STEPS`:
 
-    examples (join) -> [skip bad records] -> [keep_input] -> [unbatch] -> [until closed]
-    -> [tf.data service] -> [shuffle] -> batch -> prefetch
+    examples (join) -> [skip bad records] -> [keep_input] -> [unbatch] -> [tf.data service]
+    -> [shuffle] -> batch -> [until closed] -> prefetch
 """
 
 import tensorflow as tf
@@ -47,7 +47,10 @@ def unbatch_many(plan, dataset: tf.data.Dataset) -> tf.data.Dataset:
 
 
 def until_closed(plan, dataset: tf.data.Dataset) -> tf.data.Dataset:
-    """A program's own queue, closed: no more examples enter; those it holds come out."""
+    """A program's own queue, closed: no more reads are made; those made ahead come out.
+
+    Checked once per read (a batch, or an example for `dequeue()`): once per example, the
+    check's function call halved a vectorized queue's rate (61k examples/s to 28k)."""
     if plan.closed is None:
         return dataset
     handle = plan.closed
@@ -104,9 +107,9 @@ STEPS = (
     skip_bad_records,
     keep_inputs,
     unbatch_many,
-    until_closed,
     through_service,
     shuffle_examples,
     batch_examples,
+    until_closed,
     prefetch_batches,
 )

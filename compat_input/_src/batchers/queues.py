@@ -79,6 +79,15 @@ def _why_not_served(queue, what: str, runs: list) -> Optional[str]:
     return None
 
 
+def _common_shape(tensors: list, enqueue_many: bool) -> tf.TensorShape:
+    """The most specific shape every one of `tensors` (one per enqueue op) has per example."""
+    shapes = [t.shape[1:] if enqueue_many and t.shape.rank else t.shape for t in tensors]
+    common = shapes[0]
+    for shape in shapes[1:]:
+        common = common.most_specific_compatible_shape(shape)
+    return common
+
+
 class _Served:
     """What the served queue kinds share: reads from a tf.data pipeline once served."""
 
@@ -128,7 +137,7 @@ class _Served:
                     "queue with tf.compat.v1.queue's classes before compat_input.install()."
                 )
             with tf1.name_scope(name, self._read_name(what)) as scope:
-                return batch_plan.read(*self._served, name=scope)
+                return self._read(scope)
         try:
             plan = self._plan(kind, runs, name)
         except (ValueError, TypeError, errors.CaptureError) as error:
@@ -141,7 +150,11 @@ class _Served:
         for size in self._early_sizes:
             with tf_internals.at_root(size.graph):
                 tf_internals.rewire_input(size, 0, tf.constant(self._capacity(), tf.int32))
-        return batch_plan.read(*self._served)
+        return self._read(None)
+
+    def _read(self, name: Optional[str]) -> Any:
+        relaxed = list(self.shapes) if self._served_kind[1] is None else None
+        return batch_plan.read(*self._served, name=name, shapes=relaxed)
 
     def _plan(self, kind, runs: list, name: Optional[str]) -> batch_plan.BatchPlan:
         what, n = kind
@@ -153,6 +166,13 @@ class _Served:
         structure = Structure("dict", list(names)) if names else Structure.of(flat_lists[0], what)
         capacity = self._capacity()
         shapes = self.shapes
+        if n is None:
+            # What the enqueue ops make, as far as the queue allows: known shapes let blocks
+            # of examples stack (reads keep the queue's own static shapes, see `_read`).
+            shapes = [
+                s.merge_with(_common_shape([tl[i] for tl in flat_lists], enqueue_many))
+                for i, s in enumerate(shapes)
+            ]
         with tf1.name_scope(name, self._read_name(what)) as scope:
             return batch_plan.plan(
                 scope,
