@@ -3,7 +3,7 @@
 `COMPAT_INPUT_MUTANT=<name> pytest tests/...` plants one (conftest.py); a suite that stays
 green with a mutant planted cannot see that kind of bug. tests/test_mutants.py runs the
 differential tests once per mutant and requires a failure each time. Each mutant wraps a
-named step of batchers/batch_plan.py (or capture/vectorize.py), in compat_input only; the
+named step of batchers/plan_steps.py (or capture/vectorize.py), in compat_input only; the
 legacy queues are never touched.
 """
 
@@ -11,7 +11,7 @@ import dataclasses
 
 import tensorflow as tf
 
-from compat_input._src.batchers import batch_plan
+from compat_input._src.batchers import plan_steps
 from compat_input._src.capture import vectorize
 
 
@@ -105,11 +105,11 @@ def _per_example(original):
 
 
 MUTANTS = {
-    "pairing": (batch_plan, "batch_examples", _pairing),
-    "order": (batch_plan, "batch_examples", _order),
-    "drop": (batch_plan, "shuffle_examples", _drop),
-    "duplicate": (batch_plan, "shuffle_examples", _duplicate),
-    "epoch_end": (batch_plan, "batch_examples", _epoch_end),
+    "pairing": (plan_steps, "batch_examples", _pairing),
+    "order": (plan_steps, "batch_examples", _order),
+    "drop": (plan_steps, "shuffle_examples", _drop),
+    "duplicate": (plan_steps, "shuffle_examples", _duplicate),
+    "epoch_end": (plan_steps, "batch_examples", _epoch_end),
     "per_example": (vectorize, "map_blocks", _per_example),
 }
 
@@ -121,11 +121,18 @@ class Planted:
 
     def undo(self) -> None:
         module, step, _ = MUTANTS[self.name]
-        setattr(module, step, self.original)
+        _replace(module, step, self.original)
+
+
+def _replace(module, step: str, new) -> None:
+    # A plan's pipeline runs the steps listed in `plan_steps.STEPS`: replaced there too.
+    old = getattr(module, step)
+    setattr(module, step, new)
+    plan_steps.STEPS = tuple(new if s is old else s for s in plan_steps.STEPS)
 
 
 def plant(name: str) -> Planted:
     module, step, mutate = MUTANTS[name]
     original = getattr(module, step)
-    setattr(module, step, mutate(original))
+    _replace(module, step, mutate(original))
     return Planted(name, original)
