@@ -131,8 +131,9 @@ def test_seeded_random_shuffle_queue_draws_the_seed_legacy_draws_and_repeats():
         image, label = _example(api, limit=30, epochs=1)
         q = api.RandomShuffleQueue(20, 10, [tf.float32, tf.int32], shapes=[[3], []])
         api.add_queue_runner(api.QueueRunner(q, [q.enqueue([image, label])] * 3))
-        after = tf1.random_uniform([], seed=None)  # The next op seed, after the queue's.
-        return q.dequeue_many(6), after
+        batch = q.dequeue_many(6)
+        # The next op seed after the queue's: a second draw by the served queue would shift it.
+        return batch, tf1.random_uniform([], seed=None)
 
     for _ in range(2):
         orders.append(run_scenario(compat_api(), build).values)
