@@ -293,6 +293,17 @@ def assert_in_one_thread_order(
     return legacy, compat
 
 
+def drain(sess, batch, limit: int = 100) -> list:
+    """The batches `batch` gives until OutOfRangeError (at most `limit`), as lists."""
+    out = []
+    for _ in range(limit):
+        try:
+            out.append(sess.run(batch).tolist())
+        except tf.errors.OutOfRangeError:
+            break
+    return out
+
+
 def flatten_examples(values: list, component: Optional[int] = None) -> list:
     """All values of component `component` of a run's batches, in order."""
     out = []

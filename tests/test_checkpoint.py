@@ -7,6 +7,7 @@ import tensorflow as tf
 
 import compat_input
 from helpers import assert_pristine
+from helpers import drain
 
 tf1 = tf.compat.v1
 
@@ -20,23 +21,13 @@ def _build():
     return batch, step.assign_add(1)
 
 
-def _drain(sess, batch, limit=100):
-    out = []
-    for _ in range(limit):
-        try:
-            out.append(sess.run(batch).tolist())
-        except tf.errors.OutOfRangeError:
-            break
-    return out
-
-
 def _uninterrupted():
     with tf.Graph().as_default():
         batch, _ = _build()
         with tf1.Session() as sess:
             sess.run(tf1.global_variables_initializer())
             compat_input.start_queue_runners(sess)
-            return _drain(sess, batch)
+            return drain(sess, batch)
 
 
 def test_a_plain_saver_resumes_the_input_where_the_checkpoint_was_taken(tmp_path):
@@ -58,7 +49,7 @@ def test_a_plain_saver_resumes_the_input_where_the_checkpoint_was_taken(tmp_path
             sess.run(tf1.global_variables_initializer())
             saver.restore(sess, path)
             compat_input.start_queue_runners(sess)  # Must not rewind the restored input.
-            after = _drain(sess, batch)
+            after = drain(sess, batch)
     assert before == full[:3] and lost == full[3:5]
     assert after[:2] == full[3:5]
     seen = collections.Counter(x for b in before + after for x in b)
@@ -255,11 +246,11 @@ def test_a_save_before_the_start_leaves_the_input_unstarted_and_saves_a_fresh_po
             except tf.errors.InvalidArgumentError as error:
                 early = error.message
             compat_input.start_queue_runners(sess)
-            started = _drain(sess, batch)
+            started = drain(sess, batch)
         with tf1.Session() as sess:
             sess.run(tf1.global_variables_initializer())
             saver.restore(sess, path)
             compat_input.start_queue_runners(sess)
-            restored = _drain(sess, batch)
+            restored = drain(sess, batch)
     assert "was never started in this session" in early  # Not started by the save.
     assert started == restored == _uninterrupted()  # The position saved is a fresh one.

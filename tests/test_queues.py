@@ -18,6 +18,7 @@ from helpers import assert_same
 from helpers import assert_same_examples
 from helpers import compat_api
 from helpers import differential
+from helpers import drain
 from helpers import example
 from helpers import examples
 from helpers import legacy_api
@@ -210,22 +211,12 @@ def _resnet_style(limit=40, epochs=2):
     return q.dequeue_up_to(4)
 
 
-def _drain(sess, batch, limit=100):
-    out = []
-    for _ in range(limit):
-        try:
-            out.append(sess.run(batch).tolist())
-        except tf.errors.OutOfRangeError:
-            break
-    return out
-
-
 def test_a_served_queue_resumes_where_the_checkpoint_was_taken(tmp_path):
     with tf.Graph().as_default():
         batch = _resnet_style()
         with tf1.Session() as sess:
             compat_input.start_queue_runners(sess)
-            full = _drain(sess, batch)
+            full = drain(sess, batch)
     path = str(tmp_path / "model.ckpt")
     with tf.Graph().as_default():
         batch = _resnet_style()
@@ -243,7 +234,7 @@ def test_a_served_queue_resumes_where_the_checkpoint_was_taken(tmp_path):
         with tf1.Session() as sess:
             saver.restore(sess, path)
             compat_input.start_queue_runners(sess)  # Must not rewind the restored input.
-            after = _drain(sess, batch)
+            after = drain(sess, batch)
     assert before + after == full
     assert collections.Counter(x for b in full for x in b) == {3 * i: 2 for i in range(40)}
 
@@ -350,7 +341,7 @@ def test_a_served_queue_exported_and_imported_reads_on(tmp_path):
         with tf1.Session() as sess:
             coord = tf1.train.Coordinator()
             threads = tf1.train.start_queue_runners(sess, coord)
-            got = _drain(sess, batch)
+            got = drain(sess, batch)
             coord.request_stop()
             coord.join(threads)
     assert sorted(x for b in got for x in b) == [3 * i for i in range(12)]
@@ -383,7 +374,7 @@ def test_closing_a_served_queue_ends_its_input_after_what_it_holds_as_legacy(can
                     outcomes[api.name] = None
                     coord.request_stop()
                     continue
-                rest = _drain(sess, batch)
+                rest = drain(sess, batch)
                 coord.request_stop()
                 try:
                     coord.join(threads)

@@ -92,8 +92,10 @@ class _Served:
     """What the served queue kinds share: reads from a tf.data pipeline once served."""
 
     _dynamic_pad = False
+    _tf_init = None  # TensorFlow's class's __init__, as `unpatched_init` gives it.
 
-    def _init_served(self) -> None:
+    def __init__(self, *args, **kwargs):
+        self._tf_init(*args, **kwargs)
         self._served_kind = None  # ("dequeue" | "dequeue_many" | "dequeue_up_to", n)
         self._served_where = None
         self._served = None  # (its batch plan, its pipeline's source)
@@ -106,6 +108,7 @@ class _Served:
     def _shuffle(self) -> Optional[batch_plan.Shuffle]:
         return None
 
+    @tracing.without_autograph
     def _serve(self, what: str, n, name: Optional[str]) -> Optional[Any]:
         """The dequeue `what(n)` read from the queue's pipeline, or None: left to TensorFlow."""
         runs = _runners_of(self)
@@ -241,7 +244,6 @@ class _Served:
         capacity = self.queue_ref.op.get_attr("capacity")
         return capacity if capacity > 0 else 2**31 - 1  # -1: unbounded.
 
-    @tracing.without_autograph
     def dequeue(self, name=None):
         served = self._serve("dequeue", None, name)
         return super().dequeue(name=name) if served is None else served
@@ -256,7 +258,6 @@ class _Served:
 
 
 class FIFOQueue(_Served, tf.queue.FIFOQueue):
-    _tf_init = tf_internals.unpatched_init(tf.queue.FIFOQueue)
     """Drop-in replacement for `tf.compat.v1.FIFOQueue`.
 
     Differences: where a QueueRunner of the program fills it with enqueue ops (and no
@@ -266,28 +267,21 @@ class FIFOQueue(_Served, tf.queue.FIFOQueue):
     Otherwise it is TensorFlow's queue.
     """
 
-    def __init__(self, *args, **kwargs):
-        self._tf_init(*args, **kwargs)
-        self._init_served()
+    _tf_init = tf_internals.unpatched_init(tf.queue.FIFOQueue)
 
 
 class PaddingFIFOQueue(_Served, tf.queue.PaddingFIFOQueue):
-    _tf_init = tf_internals.unpatched_init(tf.queue.PaddingFIFOQueue)
     """Drop-in replacement for `tf.compat.v1.PaddingFIFOQueue`.
 
     Differences: as `FIFOQueue`; a served `dequeue_many` pads each batch as legacy padded
     it, to the longest example of the batch.
     """
 
+    _tf_init = tf_internals.unpatched_init(tf.queue.PaddingFIFOQueue)
     _dynamic_pad = True
-
-    def __init__(self, *args, **kwargs):
-        self._tf_init(*args, **kwargs)
-        self._init_served()
 
 
 class RandomShuffleQueue(_Served, tf.queue.RandomShuffleQueue):
-    _tf_init = tf_internals.unpatched_init(tf.queue.RandomShuffleQueue)
     """Drop-in replacement for `tf.compat.v1.RandomShuffleQueue`.
 
     Differences: as `FIFOQueue`; served, a tf.data shuffle of `min_after_dequeue` plus one
@@ -295,9 +289,7 @@ class RandomShuffleQueue(_Served, tf.queue.RandomShuffleQueue):
     the order is the same in every run (legacy's depended on its threads).
     """
 
-    def __init__(self, *args, **kwargs):
-        self._tf_init(*args, **kwargs)
-        self._init_served()
+    _tf_init = tf_internals.unpatched_init(tf.queue.RandomShuffleQueue)
 
     def _shuffle(self) -> batch_plan.Shuffle:
         op = self.queue_ref.op
