@@ -341,9 +341,11 @@ def test_a_served_queue_exported_and_imported_reads_on(tmp_path):
         with tf1.Session() as sess:
             coord = tf1.train.Coordinator()
             threads = tf1.train.start_queue_runners(sess, coord)
+            # Every runner thread done before the first read: a thread that ran the
+            # queue's enqueue op would have taken examples from its producer by then.
+            for thread in threads:
+                thread.join(timeout=60)
             got = drain(sess, batch)
-            coord.request_stop()
-            coord.join(threads)
     assert sorted(x for b in got for x in b) == [3 * i for i in range(12)]
 
 

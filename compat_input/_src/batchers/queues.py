@@ -50,6 +50,17 @@ def _runners_of(queue) -> list:
     return found
 
 
+def _leave_collections(runs: list) -> None:
+    # The graph's pipeline runner starts the queue's pipeline now. Left in, these runners
+    # would be exported (`export_meta_graph` calls TensorFlow's own `QueueRunner.to_proto`,
+    # whatever the class), and imported their threads would run the enqueue ops, taking
+    # from the producer examples that the served pipeline then never sees.
+    graph = runs[0].queue.queue_ref.graph
+    for key in graph.get_all_collection_keys():
+        items = graph.get_collection_ref(key)
+        items[:] = [item for item in items if not any(item is r for r in runs)]
+
+
 def _why_not_served(queue, what: str, runs: list) -> Optional[str]:
     """Why the program's queue cannot be served, or None."""
     if tf.executing_eagerly():
@@ -150,6 +161,7 @@ class _Served:
         self._served_kind, self._served_where = kind, errors.created_at(self.queue_ref.op)
         plan.closed = self._closed_flag().handle
         self._served = (plan, batch_plan.build(plan))
+        _leave_collections(runs)
         for size in self._early_sizes:
             with tf_internals.at_root(size.graph):
                 tf_internals.rewire_input(size, 0, tf.constant(self._capacity(), tf.int32))

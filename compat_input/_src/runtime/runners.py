@@ -24,8 +24,9 @@ class QueueRunner(tf1.train.QueueRunner):
     Differences: where compat_input serves its queue from tf.data (a FIFOQueue,
     RandomShuffleQueue or PaddingFIFOQueue the program built, read after this runner was
     made), `create_threads` starts the input's pipelines and returns no threads; the
-    queue's pipeline ends the input where legacy's threads closed the queue; an exported
-    meta-graph holds the pipeline's start instead of this runner.
+    queue's pipeline ends the input where legacy's threads closed the queue; the runner
+    leaves the graph's collections once its queue is served, so an exported meta-graph
+    holds the pipeline's start instead of it.
     """
 
     def create_threads(self, sess, coord=None, daemon=False, start=False):
@@ -35,13 +36,6 @@ class QueueRunner(tf1.train.QueueRunner):
         with sess.graph.as_default():
             pipeline_lib.start_pipelines(sess)
         return []
-
-    def to_proto(self, export_scope=None):
-        # Served, its work is the pipeline's, which the graph's pipeline runner exports:
-        # imported, this runner's threads would run enqueue ops that nothing reads.
-        if getattr(self.queue, "_served", None) is not None:
-            return None
-        return super().to_proto(export_scope=export_scope)
 
 
 Coordinator = tf.train.Coordinator
