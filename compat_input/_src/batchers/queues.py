@@ -41,12 +41,15 @@ left_alone: list = []
 
 
 def _runners_of(queue) -> list:
+    # Ours wherever they are; TensorFlow's where a collection holds them (to say why the
+    # queue stays theirs).
+    found = [r for r in list(runners.made) if getattr(r, "queue", None) is queue]
     graph = queue.queue_ref.graph
-    found = []
     for key in graph.get_all_collection_keys():
         for item in graph.get_collection(key):
             if isinstance(item, tf1.train.QueueRunner) and item.queue is queue:
-                found.append(item)
+                if not any(item is r for r in found):
+                    found.append(item)
     return found
 
 

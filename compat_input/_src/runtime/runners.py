@@ -9,6 +9,8 @@ built and fills with its own `QueueRunner` is served by tf.data where it can be
 TensorFlow's, threads and all, beside our pipelines.
 """
 
+import weakref
+
 import tensorflow as tf
 
 from compat_input._src.core.tf_internals import monitored_session
@@ -16,6 +18,9 @@ from compat_input._src.core.tf_internals import session_lib
 from compat_input._src.runtime import pipeline as pipeline_lib
 
 tf1 = tf.compat.v1
+
+# Every runner of ours the program holds (or a collection holds).
+made: "weakref.WeakSet" = weakref.WeakSet()
 
 
 class QueueRunner(tf1.train.QueueRunner):
@@ -28,6 +33,16 @@ class QueueRunner(tf1.train.QueueRunner):
     leaves the graph's collections once its queue is served, so an exported meta-graph
     holds the pipeline's start instead of it.
     """
+
+    def __new__(cls, *args, **kwargs):
+        del args, kwargs  # For TensorFlow's __init__.
+        runner = super().__new__(cls)
+        # Found by its queue's first dequeue whether or not it is in a collection: a program
+        # may start it with `qr.create_threads(sess)` alone (TensorFlow's own tests do).
+        # Here, not in an __init__ of ours: TensorFlow's deprecation warning names the frame
+        # that calls its __init__, which must stay the program's line.
+        made.add(runner)
+        return runner
 
     def create_threads(self, sess, coord=None, daemon=False, start=False):
         if getattr(self.queue, "_served", None) is None:
