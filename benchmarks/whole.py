@@ -14,7 +14,7 @@ to the first step (graph build + session start + the first step), steady steps/s
 process's whole wall time (Python and TensorFlow's import included). Modes interleaved,
 medians of `--repeats`. Results: benchmarks/results/whole.md (and whole.json).
 
-    python benchmarks/whole.py [--repeats 3] [--only cifar10,ptb-small]
+    python benchmarks/whole.py [--repeats 3] [--only cifar10,ptb-small]   (partial: whole-NAMES.md)
 """
 
 import argparse
@@ -40,6 +40,7 @@ WORKLOADS = {
     "ptb-small": ("ptb_word_lm.py", ["small"], 60),
     "ptb-test": ("ptb_word_lm.py", ["test"], 1000),
     "tiny": ("tiny_trainer.py", [], 1000),
+    "resnet": ("resnet_train.py", [], 100),
 }
 MODES = ["legacy", "compat", "tfdata"]
 
@@ -127,9 +128,11 @@ def main() -> int:
                 )
     table = _table(samples, runs, args.repeats)
     print(table)
-    if args.only == ",".join(WORKLOADS):  # A partial run does not replace the full results.
-        with open(os.path.join(RESULTS, "whole.md"), "w") as f:
-            f.write(table)
+    # A partial run does not replace the full results: it writes whole-NAMES.md beside them.
+    stem = "whole" if args.only == ",".join(WORKLOADS) else "whole-" + args.only.replace(",", "-")
+    with open(os.path.join(RESULTS, f"{stem}.md"), "w") as f:
+        f.write(table)
+    if stem == "whole":
         with open(os.path.join(RESULTS, "whole.json"), "w") as f:
             json.dump({f"{w}/{'seeded' if s else 'unseeded'}/{m}": v
                        for (w, s, m), v in samples.items()}, f, indent=1)
