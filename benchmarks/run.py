@@ -52,6 +52,9 @@ WORKLOADS = {
     "resnet_seeded": "the same program with tf.set_random_seed(1)",
     "inception": "inception's input: 4 TFRecordReaders enqueue into its own RandomShuffleQueue "
     "(one QueueRunner), whose dequeue() 4 batch_join threads parse, crop, flip and scale",
+    "im2txt": "im2txt's input: a TFRecordReader enqueues SequenceExamples into its own "
+    "RandomShuffleQueue (one QueueRunner); 4 threads each dequeue(), decode the JPEG, resize, "
+    "crop, flip, distort colours; batch_join pads the captions",
     "step": "tiny model (batch 20, one matmul) trained from TextLineReader + batch: steps/s",
 }
 MODES = ["legacy", "compat", "tfdata"]
@@ -83,6 +86,20 @@ def make_data(root: str) -> None:
         image = tf.image.resize(base, [96, 96]).numpy().astype(np.uint8)
         with open(os.path.join(root, "jpeg", f"{i % 10}_{i}.jpg"), "wb") as f:
             f.write(tf.io.encode_jpeg(image, quality=90).numpy())
+    for shard in range(4):
+        # im2txt's records: a JPEG and a caption of 6-20 word ids, as SequenceExamples.
+        with tf.io.TFRecordWriter(os.path.join(root, f"captions{shard}.tfrecord")) as writer:
+            for i in range(100):
+                base = rng.integers(0, 255, size=(12, 12, 3), dtype=np.uint8)
+                image = tf.image.resize(base, [96, 96]).numpy().astype(np.uint8)
+                jpeg = tf.io.encode_jpeg(image, quality=90).numpy()
+                words = rng.integers(0, 10000, size=rng.integers(6, 21))
+                sequence = tf.train.SequenceExample()
+                sequence.context.feature["image/data"].bytes_list.value.append(jpeg)
+                ids = sequence.feature_lists.feature_list["image/caption_ids"]
+                for word in words:
+                    ids.feature.add().int64_list.value.append(int(word))
+                writer.write(sequence.SerializeToString())
     np.savez(
         os.path.join(root, "preloaded.npz"),
         images=rng.random((20000, 64), dtype=np.float32),

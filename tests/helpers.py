@@ -44,7 +44,10 @@ _READERS = [
     "IdentityReader".split()
 ]
 # Queues a program builds itself (fed by its own QueueRunner).
-_QUEUES = [sys.intern(name) for name in ("FIFOQueue", "RandomShuffleQueue", "PaddingFIFOQueue")]
+_QUEUES = [
+    sys.intern(name)
+    for name in ("FIFOQueue", "RandomShuffleQueue", "PaddingFIFOQueue", "PriorityQueue")
+]
 
 
 def legacy_api() -> types.SimpleNamespace:

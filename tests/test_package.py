@@ -367,6 +367,7 @@ def test_the_public_names_are_pinned():
         "InputQueue",
         "LooperThread",
         "PaddingFIFOQueue",
+        "PriorityQueue",
         "QueueRunner",
         "RandomShuffleQueue",
         "ReaderBase",

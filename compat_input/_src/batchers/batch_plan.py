@@ -72,6 +72,8 @@ class BatchPlan:
     # A program's own queue: the handle of its "closed" flag (batchers/queues.py); closed,
     # it takes no more examples, and what it holds is still read.
     closed: Any = None
+    # A program's own PriorityQueue: examples leave lowest first component first.
+    priority: bool = False
 
     @property
     def keep_column(self) -> bool:
@@ -80,6 +82,9 @@ class BatchPlan:
 
     @property
     def shuffle_buffer(self) -> int:
+        """The examples held back, which legacy's queue held: the shuffle's, or a priority's."""
+        if self.priority:
+            return self.capacity
         if self.shuffle is None:
             return 0
         if self.size is None:  # One example per read.

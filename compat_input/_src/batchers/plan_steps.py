@@ -2,7 +2,7 @@
 `step(plan, dataset) -> dataset`, chained in the order of `STEPS`:
 
     examples (join) -> [skip bad records] -> [keep_input] -> [unbatch] -> [tf.data service]
-    -> [shuffle] -> batch -> [until closed] -> prefetch
+    -> [shuffle] -> [priority] -> batch -> [until closed] -> prefetch
 """
 
 import tensorflow as tf
@@ -78,6 +78,66 @@ def shuffle_examples(plan, dataset: tf.data.Dataset) -> tf.data.Dataset:
     )
 
 
+def prioritize_examples(plan, dataset: tf.data.Dataset) -> tf.data.Dataset:
+    """A program's own PriorityQueue: the lowest priority (first component) of what it
+    holds leaves first.
+
+    Its runners kept it full; so here a buffer of `capacity` examples fills, then each
+    example that comes in lets the lowest of the buffer and itself out, and at the end of
+    the input the buffer empties in order. One `scan` over the examples and `capacity`
+    end marks; ties leave oldest first.
+    """
+    if not plan.priority:
+        return dataset
+    specs = tf.nest.flatten(dataset.element_spec)
+    size, highest = plan.capacity, tf.int64.max
+    zeros = tuple(tf.zeros(s.shape, s.dtype) for s in specs)
+    marked = dataset.map(lambda *x: (True, tuple(tf.nest.flatten(x))))
+    ends = tf.data.Dataset.from_tensors((False, zeros)).repeat(size)
+    # The buffer: which slots are filled, when each came (for ties), the examples.
+    start = (
+        tf.zeros([size], tf.bool),
+        tf.zeros([size], tf.int64),
+        tf.constant(0, tf.int64),
+        tuple(tf.zeros([size, *s.shape], s.dtype) for s in specs),
+    )
+
+    def step(state, item):
+        filled, arrived, count, buffers = state
+        real, example = item
+        # The lowest priority held, oldest first among equals.
+        keys = tf.where(filled, buffers[0], highest)
+        lowest = keys[tf.argmin(keys, output_type=tf.int32)]
+        oldest = tf.argmin(
+            tf.where(tf.equal(keys, lowest), arrived, tf.int64.max), output_type=tf.int32
+        )
+        free = tf.logical_not(filled)
+        has_free = tf.reduce_any(free)
+        free_slot = tf.argmax(tf.cast(free, tf.int32), output_type=tf.int32)
+        store = real & has_free  # Filling: nothing leaves yet.
+        passes = real & ~has_free & (example[0] < lowest)  # Lower than all it holds.
+        swap = real & ~has_free & ~passes  # The lowest held leaves, the example stays.
+        drain = ~real & tf.reduce_any(filled)
+        slot = tf.where(store, free_slot, oldest)
+        write = store | swap
+        out = tuple(tf.where(passes, x, b[oldest]) for x, b in zip(example, buffers))
+        buffers = tuple(
+            tf.tensor_scatter_nd_update(b, [[slot]], [tf.where(write, x, b[slot])])
+            for x, b in zip(example, buffers)
+        )
+        filled = tf.tensor_scatter_nd_update(
+            filled, [[slot]], [tf.where(write, True, tf.where(drain, False, filled[slot]))]
+        )
+        arrived = tf.tensor_scatter_nd_update(
+            arrived, [[slot]], [tf.where(write, count, arrived[slot])]
+        )
+        return (filled, arrived, count + 1, buffers), (passes | swap | drain, out)
+
+    emitted = marked.concatenate(ends).scan(start, step).filter(lambda leaves, _: leaves)
+    structure = dataset.element_spec
+    return emitted.map(lambda _, example: tf.nest.pack_sequence_as(structure, list(example)))
+
+
 def batch_examples(plan, dataset: tf.data.Dataset) -> tf.data.Dataset:
     if plan.size is None:
         return dataset
@@ -109,6 +169,7 @@ STEPS = (
     unbatch_many,
     through_service,
     shuffle_examples,
+    prioritize_examples,
     batch_examples,
     until_closed,
     prefetch_batches,

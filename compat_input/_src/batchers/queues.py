@@ -122,6 +122,8 @@ class _Served:
     def _shuffle(self) -> Optional[batch_plan.Shuffle]:
         return None
 
+    _priority = False
+
     @tracing.without_autograph
     def _serve(self, what: str, n, name: Optional[str]) -> Optional[Any]:
         """The dequeue `what(n)` read from the queue's pipeline, or None: left to TensorFlow."""
@@ -191,8 +193,11 @@ class _Served:
                 s.merge_with(_common_shape([tl[i] for tl in flat_lists], enqueue_many))
                 for i, s in enumerate(shapes)
             ]
+        if self._priority and names:
+            # Its buffer finds the priority first among an example's flat components.
+            raise ValueError("a PriorityQueue with names is left to TensorFlow")
         with tf1.name_scope(name, self._read_name(what)) as scope:
-            return batch_plan.plan(
+            served = batch_plan.plan(
                 scope,
                 structure,
                 flat_lists,
@@ -208,6 +213,8 @@ class _Served:
                 # One op run by N threads, or one op per thread (batch_join's lists).
                 num_threads=len(ops) if len(distinct) == 1 else len(distinct),
             )
+        served.priority = self._priority
+        return served
 
     def _closed_flag(self) -> state_variables.StateVariable:
         if self._closed is None:
@@ -313,3 +320,16 @@ class RandomShuffleQueue(_Served, tf.queue.RandomShuffleQueue):
         return batch_plan.Shuffle(
             op.get_attr("min_after_dequeue"), None, drawn if any(drawn) else (None, None)
         )
+
+
+class PriorityQueue(_Served, tf.queue.PriorityQueue):
+    """Drop-in replacement for `tf.compat.v1.PriorityQueue`.
+
+    Differences: as `FIFOQueue`, where its components have no names; served, a buffer of `capacity` examples (its runners kept
+    the queue full) lets the lowest priority out first, and empties in priority order at
+    the end of the input. Equal priorities leave oldest first (legacy left them in no
+    defined order).
+    """
+
+    _tf_init = tf_internals.unpatched_init(tf.queue.PriorityQueue)
+    _priority = True

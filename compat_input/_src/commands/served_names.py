@@ -43,10 +43,11 @@ SERVED = (
             "FIFOQueue",
             "RandomShuffleQueue",
             "PaddingFIFOQueue",
+            "PriorityQueue",
         ),
     ),
     # The queues a program builds (batchers/queues.py), as tf_upgrade_v2 spells them too.
-    ("queue", ("FIFOQueue", "RandomShuffleQueue", "PaddingFIFOQueue")),
+    ("queue", ("FIFOQueue", "RandomShuffleQueue", "PaddingFIFOQueue", "PriorityQueue")),
 )
 
 
@@ -75,7 +76,7 @@ SERVED_IN_MODULES = (
 # TensorFlow 2's API modules that hold a served name too (`tf.io.match_filenames_once`).
 SERVED_IN_API = (
     ("compat.v2.compat.v1", _READER_NAMES + _QUEUE_NAMES),
-    ("compat.v1.io", ("PaddingFIFOQueue", "RandomShuffleQueue")),
+    ("compat.v1.io", ("PaddingFIFOQueue", "RandomShuffleQueue", "PriorityQueue")),
     ("io", ("match_filenames_once",)),
     ("compat.v2.io", ("match_filenames_once",)),
     ("queue", _QUEUE_NAMES),
