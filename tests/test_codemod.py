@@ -470,7 +470,7 @@ def test_verify_runs_the_migrated_program_and_fails_the_run_when_it_does_not(tmp
         ("d = tf.contrib.data.shuffle_and_repeat(10)", "tf.data.experimental"),
         ("x = tf.contrib.learn.datasets.mnist.read_data_sets('d')", "tensorflow_datasets"),
         ("s = tf.contrib.framework.nest.flatten([])", "tf_slim"),
-        ("w = tf.contrib.copy_graph.copy_op_to_graph", "port this by hand"),
+        ("w = tf.contrib.copy_graph.copy_op_to_graph", "port it by hand"),
         ("c = tf.contrib.rnn.LSTMBlockCell", "LSTMCell(num_units"),  # Uncalled: kept.
     ],
 )
@@ -772,7 +772,8 @@ def _numpy_sequence_loss(logits, targets, weights, avg_t, avg_b, sum_t, sum_b):
 def test_the_written_sequence_loss_computes_contribs(avg_t, avg_b, sum_t, sum_b):
     import numpy as np
     import tensorflow as tf
-    from compat_input_tools.contrib_helpers import _contrib_sequence_loss
+
+    from compat_input._src.commands.contrib_helpers import _contrib_sequence_loss
 
     rng = np.random.RandomState(1)
     logits = rng.randn(3, 4, 5).astype(np.float32)

@@ -30,7 +30,8 @@ from libcst.metadata import PositionProvider
 from libcst.metadata import QualifiedNameProvider
 from libcst.metadata import QualifiedNameSource
 
-from . import contrib_helpers
+from compat_input._src.commands import contrib_helpers
+
 from . import resolve
 from . import rules
 from . import tfdata

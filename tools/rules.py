@@ -8,6 +8,7 @@ the same row: `tf.train.batch`, `tf.compat.v1.train.batch` (as tf_upgrade_v2 lea
 
 import dataclasses
 
+from compat_input._src.commands import contrib
 from compat_input._src.commands.served_names import SERVED
 
 
@@ -64,42 +65,13 @@ KEEP_V1_NAMES.update(
         "tensorflow.logging": "compat.v1.logging",
     }
 )
-# tf.contrib.rnn's cells moved to tf.compat.v1.nn.rnn_cell in TF 1.x, same arguments and
-# variables; TensorFlow 2 serves them with Keras 2 (resolve.py says what to install).
+# tf.contrib's names whose home is on tf.compat.v1 (rnn cells and functions, the global-step
+# functions), from the table install() serves at run time (compat_input's contrib.py).
 KEEP_V1_NAMES.update(
     {
-        f"tensorflow.contrib.rnn.{name}": f"compat.v1.nn.rnn_cell.{name}"
-        for name in (
-            "BasicLSTMCell",
-            "BasicRNNCell",
-            "DeviceWrapper",
-            "DropoutWrapper",
-            "GRUCell",
-            "LSTMCell",
-            "LSTMStateTuple",
-            "MultiRNNCell",
-            "ResidualWrapper",
-            "RNNCell",
-        )
-    }
-)
-KEEP_V1_NAMES.update(
-    {
-        f"tensorflow.contrib.rnn.{name}": f"compat.v1.nn.{name}"
-        for name in ("static_rnn", "static_bidirectional_rnn", "static_state_saving_rnn")
-    }
-)
-# tf.contrib.framework's global-step functions: the same functions live in tf.train since
-# TF 1.x (the CIFAR-10 tutorial's trainer calls them from contrib).
-KEEP_V1_NAMES.update(
-    {
-        f"tensorflow.contrib.framework.{name}": f"compat.v1.train.{name}"
-        for name in (
-            "get_or_create_global_step",
-            "get_global_step",
-            "create_global_step",
-            "assert_global_step",
-        )
+        f"tensorflow.contrib.{name}": home.partition(":")[2]
+        for name, home in contrib.HOMES.items()
+        if home.startswith("tensorflow:")
     }
 )
 # Prefixes kept on tf.compat.v1 the same way: the upgrader leaves tf.layers.*, which
@@ -108,43 +80,30 @@ KEEP_V1_PREFIXES = {
     "tensorflow.layers.": "compat.v1.layers.",
     # Where the upgrader moves tf.contrib.rnn.LSTMStateTuple; TensorFlow 2 has no tf.nn.rnn_cell.
     "tensorflow.nn.rnn_cell.": "compat.v1.nn.rnn_cell.",
+    # tf.contrib's modules that live on in TensorFlow (contrib.MODULES): tfprof's calls.
+    **{
+        f"tensorflow.contrib.{name}.": home.partition(":")[2] + "."
+        for name, home in contrib.MODULES.items()
+        if home.startswith("tensorflow:compat.v1.")
+    },
 }
 
 
 # tf.contrib modules that live on as packages of their own, with the same API: the codemod
 # imports the package, a dependency the migrated program then needs (the report says so).
-MOVED_MODULES = {"tensorflow.contrib.slim": "tf_slim"}
 # tf_slim also carries contrib.layers' layers, initializers, regularizers and optimizers,
 # and contrib.framework's arg_scope and variable functions: the same code, so the same
 # values (tf_upgrade_v2's Keras stand-ins are not: its xavier_initializer(uniform=False)
 # draws with another standard deviation). contrib.framework's global-step functions stay
-# on tf.compat.v1.train (KEEP_V1_NAMES).
-_IN_TF_SLIM = {
-    "layers": """avg_pool2d avg_pool3d batch_norm bias_add conv1d conv2d conv2d_in_plane
-        conv2d_transpose conv3d conv3d_transpose convolution convolution1d convolution2d
-        convolution2d_in_plane convolution2d_transpose convolution3d convolution3d_transpose
-        dense_to_sparse dropout elu flatten fully_connected gdn group_norm images_to_sequence
-        instance_norm layer_norm legacy_fully_connected legacy_linear legacy_relu linear
-        max_pool2d max_pool3d maxout one_hot_encoding pool relu relu6 repeat separable_conv2d
-        separable_convolution2d sequence_to_images softmax spatial_softmax stack unit_norm
-        xavier_initializer xavier_initializer_conv2d variance_scaling_initializer
-        l1_regularizer l2_regularizer l1_l2_regularizer sum_regularizer apply_regularization
-        optimize_loss OPTIMIZER_CLS_NAMES OPTIMIZER_SUMMARIES adaptive_clipping_fn
-        summarize_activation summarize_activations summarize_collection summarize_tensor
-        summarize_tensors scale_gradient recompute_grad""",
-    "framework": """arg_scope add_arg_scope arg_scoped_arguments has_arg_scope current_arg_scope
-        add_model_variable assert_or_get_global_step assign_from_checkpoint
-        assign_from_checkpoint_fn assign_from_values assign_from_values_fn filter_variables
-        get_local_variables get_model_variables get_trainable_variables get_unique_variable
-        get_variable_full_name get_variables get_variables_by_name get_variables_by_suffix
-        get_variables_to_restore global_variable local_variable model_variable variable
-        VariableDeviceChooser""",
+# on tf.compat.v1.train (KEEP_V1_NAMES). One table with install()'s (contrib.py).
+MOVED_MODULES = {
+    f"tensorflow.contrib.{name}": home for name, home in contrib.MODULES.items() if ":" not in home
 }
 MOVED_MODULES.update(
     {
-        f"tensorflow.contrib.{module}.{name}": f"tf_slim.{name}"
-        for module, names in _IN_TF_SLIM.items()
-        for name in names.split()
+        f"tensorflow.contrib.{name}": home.replace(":", ".")
+        for name, home in contrib.HOMES.items()
+        if home.startswith("tf_slim:")
     }
 )
 
@@ -293,8 +252,7 @@ FLAGS: dict = {
     "tensorflow.contrib.": Flag(
         "CI004",
         "error",
-        "tf.contrib is gone in TensorFlow 2 (slim input helpers, prefetch_queue, "
-        "parallel_reader included): port this by hand",
+        "tf.contrib is gone in TensorFlow 2 and this name has no one-to-one home: port it by hand",
         "known-limits",
     ),
 }

@@ -120,8 +120,8 @@ def run(
     import compat_input
 
     tf.compat.v1.disable_v2_behavior()
-    if not legacy or record_batches:
-        compat_input.install(record_batches=record_batches, serve=not legacy)
+    # --legacy too stands in for tf.contrib (its rows alone): both runs reach the same names.
+    compat_input.install(record_batches=record_batches, serve=not legacy)
     root = os.path.dirname(script) + os.sep
     builtins.__import__ = _tf1_import_hook(root)
     sys.argv = [script, *args]

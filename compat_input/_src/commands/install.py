@@ -28,6 +28,7 @@ import tensorflow as tf
 
 from compat_input._src.bad_records import located_errors
 from compat_input._src.commands import batch_records
+from compat_input._src.commands import contrib
 from compat_input._src.commands.served_names import SERVED
 from compat_input._src.commands.served_names import SERVED_IN_API
 from compat_input._src.commands.served_names import SERVED_IN_MODULES
@@ -117,6 +118,27 @@ PATCHES = tuple(
         )
         for path in ("compat", "compat.v1")
     ),
+    # tf.contrib where TF1 programs reach it (contrib.py): `tf.contrib.X` on the v1 module
+    # a TF1 program calls `tf`, and `import tensorflow.contrib.X`.
+    # Applied with serve=False too (`compat-input run --legacy`): an option that is on.
+    Patch(
+        _tf1_module(""),
+        "contrib",
+        lambda on: lambda original: contrib.module("tensorflow.contrib"),
+        "tf.contrib's names with a one-to-one home",
+        option="contrib",
+    ),
+    *(
+        Patch(
+            lambda: sys.modules,
+            name,
+            lambda on, name=name: lambda original: contrib.module(name),
+            "`import tensorflow.contrib.X` reaches the stand-in",
+            option="contrib",
+            item=True,
+        )
+        for name in ["tensorflow.contrib"] + [f"tensorflow.contrib.{p}" for p in contrib.PACKAGES]
+    ),
     Patch(
         lambda: session_lib.BaseSession,
         "run",
@@ -132,10 +154,11 @@ def install(record_batches: Optional[str] = None, serve: bool = True) -> None:
     hooks of `PATCHES` (idempotent); `uninstall()` undoes all of it.
 
     `record_batches=PATH` also writes a fingerprint of every input batch the program
-    reads to PATH (batch_records.py); `serve=False` installs that alone, for a program
-    on legacy queues (`compat-input compare --batches`).
+    reads to PATH (batch_records.py); `serve=False` installs that and the tf.contrib
+    stand-in alone, for a program on legacy queues (`compat-input run --legacy`,
+    `compat-input compare --batches`).
     """
-    patching.apply(PATCHES, {"record_batches": record_batches}, serve)
+    patching.apply(PATCHES, {"record_batches": record_batches, "contrib": True}, serve)
 
 
 def uninstall() -> None:

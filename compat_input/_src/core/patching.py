@@ -48,7 +48,7 @@ def _own(owner: Any, name: str) -> Any:
         return owner.get(name, _MISSING)
     if isinstance(owner, type):
         return vars(owner).get(name, _MISSING)
-    return getattr(owner, name)
+    return getattr(owner, name, _MISSING)  # A module may lack it (tf.compat.v1.contrib).
 
 
 def apply(patches: Iterable[Patch], options: dict, serve: bool) -> None:
@@ -71,7 +71,7 @@ def apply(patches: Iterable[Patch], options: dict, serve: bool) -> None:
             if patch.item:
                 owner[patch.name] = replacement(owner.get(patch.name))
             else:
-                setattr(owner, patch.name, replacement(getattr(owner, patch.name)))
+                setattr(owner, patch.name, replacement(getattr(owner, patch.name, None)))
 
 
 def undo() -> None:

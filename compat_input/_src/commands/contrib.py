@@ -1,0 +1,119 @@
+"""tf.contrib where TF1 programs reach it: one table of its one-to-one homes, two uses.
+
+TensorFlow 2 has no tf.contrib, and a TF1 program that touches it (the CIFAR-10 trainer's
+`tf.contrib.framework.get_or_create_global_step`, the PTB model's `tf.contrib.rnn`, slim
+scripts' `tf.contrib.slim`) stops there before its input is built. `HOMES` names, for each
+tf.contrib name with a one-to-one home, where the same function lives now. `compat-input
+migrate` rewrites calls with it (tools/rules.py); `install()` serves it at run time: the
+`contrib` attribute of `tf.compat.v1` and the `tensorflow.contrib.*` modules are stand-ins
+that look each name up in the table when the program asks for it. A name without a home
+raises AttributeError naming it and what to do.
+"""
+
+import importlib
+import sys
+import types
+from typing import Any
+
+from compat_input._src.commands import contrib_helpers
+
+_RNN_CELLS = """BasicLSTMCell BasicRNNCell DeviceWrapper DropoutWrapper GRUCell LSTMCell
+    LSTMStateTuple MultiRNNCell ResidualWrapper RNNCell"""
+_GLOBAL_STEP = "get_or_create_global_step get_global_step create_global_step assert_global_step"
+# tf_slim carries contrib.layers' and contrib.framework's code: the same values.
+_IN_TF_SLIM = {
+    "layers": """avg_pool2d avg_pool3d batch_norm bias_add conv1d conv2d conv2d_in_plane
+        conv2d_transpose conv3d conv3d_transpose convolution convolution1d convolution2d
+        convolution2d_in_plane convolution2d_transpose convolution3d convolution3d_transpose
+        dense_to_sparse dropout elu flatten fully_connected gdn group_norm images_to_sequence
+        instance_norm layer_norm legacy_fully_connected legacy_linear legacy_relu linear
+        max_pool2d max_pool3d maxout one_hot_encoding pool relu relu6 repeat separable_conv2d
+        separable_convolution2d sequence_to_images softmax spatial_softmax stack unit_norm
+        xavier_initializer xavier_initializer_conv2d variance_scaling_initializer
+        l1_regularizer l2_regularizer l1_l2_regularizer sum_regularizer apply_regularization
+        optimize_loss OPTIMIZER_CLS_NAMES OPTIMIZER_SUMMARIES adaptive_clipping_fn
+        summarize_activation summarize_activations summarize_collection summarize_tensor
+        summarize_tensors scale_gradient recompute_grad""",
+    "framework": """arg_scope add_arg_scope arg_scoped_arguments has_arg_scope current_arg_scope
+        add_model_variable assert_or_get_global_step assign_from_checkpoint
+        assign_from_checkpoint_fn assign_from_values assign_from_values_fn filter_variables
+        get_local_variables get_model_variables get_trainable_variables get_unique_variable
+        get_variable_full_name get_variables get_variables_by_name get_variables_by_suffix
+        get_variables_to_restore global_variable local_variable model_variable variable
+        VariableDeviceChooser""",
+}
+
+# tf.contrib name -> its home ("module:attribute.path", or "module" for a whole module).
+HOMES: dict = {
+    **{f"rnn.{n}": f"tensorflow:compat.v1.nn.rnn_cell.{n}" for n in _RNN_CELLS.split()},
+    **{
+        f"rnn.{n}": f"tensorflow:compat.v1.nn.{n}"
+        for n in ("static_rnn", "static_bidirectional_rnn", "static_state_saving_rnn")
+    },
+    **{f"framework.{n}": f"tensorflow:compat.v1.train.{n}" for n in _GLOBAL_STEP.split()},
+    **{
+        f"{module}.{n}": f"tf_slim:{n}"
+        for module, names in _IN_TF_SLIM.items()
+        for n in names.split()
+    },
+    "seq2seq.sequence_loss": f"{contrib_helpers.__name__}:_contrib_sequence_loss",
+}
+# Whole modules that live on: every name under them is the same name there.
+MODULES: dict = {
+    "slim": "tf_slim",
+    "tfprof": "tensorflow:compat.v1.profiler",
+    "data": "tensorflow:data.experimental",
+}
+PACKAGES = sorted({name.split(".")[0] for name in HOMES} | set(MODULES))
+
+
+def _load(home: str) -> Any:
+    module, _, path = home.partition(":")
+    value = importlib.import_module(module)
+    for part in filter(None, path.split(".")):
+        value = getattr(value, part)
+    return value
+
+
+class ContribModule(types.ModuleType):
+    """`tensorflow.contrib` or one of its packages: names resolved from the table."""
+
+    def __init__(self, name: str):
+        super().__init__(name, f"A stand-in for {name} (compat_input.install()).")
+        self.__path__: list = []  # A package: `import tensorflow.contrib.rnn` finds it.
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        within = self.__name__[len("tensorflow.contrib") :].lstrip(".")
+        key = f"{within}.{name}".lstrip(".")
+        if key in HOMES:
+            return _loaded(key, HOMES[key])
+        if key in MODULES:
+            return _loaded(key, MODULES[key])
+        if not within and key in PACKAGES:
+            return sys.modules.get(f"tensorflow.contrib.{key}") or ContribModule(
+                f"tensorflow.contrib.{key}"
+            )
+        raise AttributeError(
+            f"tf.contrib.{key} is gone in TensorFlow 2 (tf.contrib was removed), and it has "
+            "no one-to-one home that compat_input can serve. `compat-input migrate FILE` "
+            "reports what to use instead (migration_guide.md, 'Known limits')."
+        )
+
+
+def _loaded(key: str, home: str) -> Any:
+    try:
+        return _load(home)
+    except (ImportError, AttributeError) as error:
+        # tf_slim not installed; tf.compat.v1's RNN cells and layers without Keras 2.
+        raise AttributeError(
+            f"tf.contrib.{key} is served as {home.replace(':', '.').rstrip('.')}, which "
+            f"this installation cannot give: {error} (tf_slim: pip install tf-slim; Keras 2: "
+            "pip install 'compat-input[keras2]')."
+        ) from error
+
+
+def module(name: str) -> ContribModule:
+    """The stand-in for `name` ("tensorflow.contrib" or "tensorflow.contrib.<package>")."""
+    return ContribModule(name)
