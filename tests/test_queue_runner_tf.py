@@ -45,8 +45,18 @@ def _counter(limit):
     return var, var.count_up_to(limit)
 
 
-def _served(queue) -> bool:
-    return getattr(queue, "_served", None) is not None
+def _runner_and_dequeue(api, queue, enqueue, runner_first: bool) -> tuple:
+    """The queue's runner and its dequeue, made in either order; compat_input serves the
+    queue only where its runner was there to be read at the first dequeue."""
+    if runner_first:
+        qr = api.QueueRunner(queue, [enqueue])
+        take = queue.dequeue()
+    else:
+        take = queue.dequeue()
+        qr = api.QueueRunner(queue, [enqueue])
+    served = getattr(queue, "_served", None) is not None
+    assert served == (api.name == "compat" and runner_first)
+    return qr, take
 
 
 def test_a_runner_runs_its_op_until_out_of_range(api):
@@ -100,14 +110,7 @@ def test_a_queue_filled_from_another_queue_ends_when_that_one_closes(api, runner
         put, close = source.enqueue((10.0,)), source.close()
         target = api.FIFOQueue(30, tf.float32)
         enqueue = target.enqueue((source.dequeue(),))
-        if runner_first:
-            qr = api.QueueRunner(target, [enqueue])
-            take = target.dequeue()
-        else:
-            take = target.dequeue()
-            qr = api.QueueRunner(target, [enqueue])
-        # Served only where its runner was there to be read at the first dequeue.
-        assert _served(target) == (api.name == "compat" and runner_first)
+        qr, take = _runner_and_dequeue(api, target, enqueue, runner_first)
         threads = qr.create_threads(sess, start=True)
         sess.run(put)
         sess.run(put)
@@ -155,13 +158,7 @@ def test_a_stop_request_ends_runners_blocked_on_a_full_queue(api, runner_first):
     with tf.Graph().as_default(), tf1.Session() as sess:
         queue = api.FIFOQueue(2, tf.float32)
         enqueue = queue.enqueue((10.0,))
-        if runner_first:
-            qr = api.QueueRunner(queue, [enqueue])
-            take = queue.dequeue()
-        else:
-            take = queue.dequeue()
-            qr = api.QueueRunner(queue, [enqueue])
-        assert _served(queue) == (api.name == "compat" and runner_first)
+        qr, take = _runner_and_dequeue(api, queue, enqueue, runner_first)
         coord = tf1.train.Coordinator()
         qr.create_threads(sess, coord, start=True)
         assert sess.run(take) == 10.0

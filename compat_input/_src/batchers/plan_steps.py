@@ -89,7 +89,8 @@ def prioritize_examples(plan, dataset: tf.data.Dataset) -> tf.data.Dataset:
     """
     if not plan.priority:
         return dataset
-    specs = tf.nest.flatten(dataset.element_spec)
+    structure = dataset.element_spec
+    specs = tf.nest.flatten(structure)
     size, highest = plan.capacity, tf.int64.max
     zeros = tuple(tf.zeros(s.shape, s.dtype) for s in specs)
     marked = dataset.map(lambda *x: (True, tuple(tf.nest.flatten(x))))
@@ -134,7 +135,6 @@ def prioritize_examples(plan, dataset: tf.data.Dataset) -> tf.data.Dataset:
         return (filled, arrived, count + 1, buffers), (passes | swap | drain, out)
 
     emitted = marked.concatenate(ends).scan(start, step).filter(lambda leaves, _: leaves)
-    structure = dataset.element_spec
     return emitted.map(lambda _, example: tf.nest.pack_sequence_as(structure, list(example)))
 
 

@@ -47,9 +47,9 @@ def _runners_of(queue) -> list:
     graph = queue.queue_ref.graph
     for key in graph.get_all_collection_keys():
         for item in graph.get_collection(key):
-            if isinstance(item, tf1.train.QueueRunner) and item.queue is queue:
-                if not any(item is r for r in found):
-                    found.append(item)
+            theirs = not isinstance(item, runners.QueueRunner)  # Ours are all in `made`.
+            if theirs and isinstance(item, tf1.train.QueueRunner) and item.queue is queue:
+                found.append(item)
     return found
 
 
@@ -76,7 +76,7 @@ def _why_not_served(queue, what: str, runs: list) -> Optional[str]:
     if not runs:
         return (
             f"no QueueRunner fed it when its first {what} was made (fed from Python, used as "
-            "a token queue, or its runner was added after the dequeue)"
+            "a token queue, or its runner was made after the dequeue)"
         )
     theirs = [r for r in runs if not isinstance(r, runners.QueueRunner)]
     if theirs:
@@ -106,6 +106,7 @@ class _Served:
     """What the served queue kinds share: reads from a tf.data pipeline once served."""
 
     _dynamic_pad = False
+    _priority = False  # A PriorityQueue: its first component orders what it holds.
     _tf_init = None  # TensorFlow's class's __init__, as `unpatched_init` gives it.
 
     def __init__(self, *args, **kwargs):
@@ -121,8 +122,6 @@ class _Served:
 
     def _shuffle(self) -> Optional[batch_plan.Shuffle]:
         return None
-
-    _priority = False
 
     @tracing.without_autograph
     def _serve(self, what: str, n, name: Optional[str]) -> Optional[Any]:
@@ -325,10 +324,10 @@ class RandomShuffleQueue(_Served, tf.queue.RandomShuffleQueue):
 class PriorityQueue(_Served, tf.queue.PriorityQueue):
     """Drop-in replacement for `tf.compat.v1.PriorityQueue`.
 
-    Differences: as `FIFOQueue`, where its components have no names; served, a buffer of `capacity` examples (its runners kept
-    the queue full) lets the lowest priority out first, and empties in priority order at
-    the end of the input. Equal priorities leave oldest first (legacy left them in no
-    defined order).
+    Differences: as `FIFOQueue`, where its components have no names; served, a buffer of
+    `capacity` examples (its runners kept the queue full) lets the lowest priority out
+    first, and empties in priority order at the end of the input. Equal priorities leave
+    oldest first (legacy left them in no defined order).
     """
 
     _tf_init = tf_internals.unpatched_init(tf.queue.PriorityQueue)

@@ -56,7 +56,11 @@ HOMES: dict = {
         for module, names in _IN_TF_SLIM.items()
         for n in names.split()
     },
-    "seq2seq.sequence_loss": f"{contrib_helpers.__name__}:_contrib_sequence_loss",
+    # Functions with no home but tf.contrib's own code, which the codemod copies in.
+    **{
+        name.removeprefix("tensorflow.contrib."): f"{contrib_helpers.__name__}:{f.__name__}"
+        for name, f in contrib_helpers.HELPERS.items()
+    },
 }
 # Whole modules that live on: every name under them is the same name there.
 MODULES: dict = {
@@ -112,8 +116,3 @@ def _loaded(key: str, home: str) -> Any:
             f"this installation cannot give: {error} (tf_slim: pip install tf-slim; Keras 2: "
             "pip install 'compat-input[keras2]')."
         ) from error
-
-
-def module(name: str) -> ContribModule:
-    """The stand-in for `name` ("tensorflow.contrib" or "tensorflow.contrib.<package>")."""
-    return ContribModule(name)

@@ -124,7 +124,7 @@ PATCHES = tuple(
     Patch(
         _tf1_module(""),
         "contrib",
-        lambda on: lambda original: contrib.module("tensorflow.contrib"),
+        lambda on: lambda original: contrib.ContribModule("tensorflow.contrib"),
         "tf.contrib's names with a one-to-one home",
         option="contrib",
     ),
@@ -132,7 +132,7 @@ PATCHES = tuple(
         Patch(
             lambda: sys.modules,
             name,
-            lambda on, name=name: lambda original: contrib.module(name),
+            lambda on, name=name: lambda original: contrib.ContribModule(name),
             "`import tensorflow.contrib.X` reaches the stand-in",
             option="contrib",
             item=True,
