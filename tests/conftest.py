@@ -7,6 +7,11 @@ sys.path.insert(0, os.path.dirname(__file__))
 import pytest  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
+# The first `import tensorflow.compat.v1` (tf_slim's, a test's) loads that module again
+# and puts the new object at tf.compat.v1: done here, before any test file keeps
+# `tf.compat.v1` as `tf1`, every file holds the one module install() patches.
+import tensorflow.compat.v1  # noqa: E402,F401
+
 # Which world the suite runs in (make test runs both):
 # - "tf1" (default): TF1 behaviour, where users are: `compat-input run` and the code
 #   `compat-input migrate` writes call disable_v2_behavior() (V1 TensorShape, reference

@@ -9,6 +9,7 @@ import sys
 import pytest
 
 import compat_input
+from compat_input._src.commands import contrib
 from compat_input._src.commands.served_names import SERVED
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -103,6 +104,9 @@ def test_every_shim_docstring_opens_with_drop_in_replacement():
         ):
             continue  # Re-exported TensorFlow classes (QueueRunner, Coordinator, LooperThread).
         assert doc.startswith("Drop-in replacement for `tf.compat.v1."), name
+    for name in contrib.CONTRIB_TRAINING:
+        doc = getattr(compat_input, name).__doc__
+        assert doc.startswith(f"Drop-in replacement for `tf.contrib.training.{name}`"), name
 
 
 # -- the install boundary -----------------------------------------------------------------
@@ -379,6 +383,8 @@ def test_the_public_names_are_pinned():
         "as_dataset",
         "batch",
         "batch_join",
+        "bucket",
+        "bucket_by_sequence_length",
         "configure",
         "first_skipped_record",
         "from_dataset",
@@ -394,6 +400,7 @@ def test_the_public_names_are_pinned():
         "maybe_shuffle_batch",
         "maybe_shuffle_batch_join",
         "range_input_producer",
+        "rejection_sample",
         "reset",
         "shuffle_batch",
         "shuffle_batch_join",
@@ -402,6 +409,7 @@ def test_the_public_names_are_pinned():
         "slice_input_producer",
         "start_pipelines",
         "start_queue_runners",
+        "stratified_sample",
         "string_input_producer",
         "uninstall",
     ]

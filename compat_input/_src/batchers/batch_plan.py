@@ -74,6 +74,18 @@ class BatchPlan:
     closed: Any = None
     # A program's own PriorityQueue: examples leave lowest first component first.
     priority: bool = False
+    # contrib.training's bucket: (number of buckets, the batch size of all, or a tuple of
+    # one per bucket); the bucket is each example's last component.
+    buckets: Optional[tuple] = None
+
+    @property
+    def static_size(self) -> Optional[int]:
+        """The batch dimension legacy gave its outputs: known only where every batch has it."""
+        if self.allow_smaller_final_batch or not isinstance(self.size, int):
+            return None
+        if self.buckets is not None and isinstance(self.buckets[1], tuple):
+            return None  # contrib's bucket: batch sizes per bucket.
+        return self.size
 
     @property
     def keep_column(self) -> bool:
@@ -219,6 +231,7 @@ def _in_read_order(plan: BatchPlan) -> bool:
         and plan.keep is True
         and not plan.enqueue_many
         and plan.counters is None
+        and plan.buckets is None
     )
 
 
@@ -324,8 +337,8 @@ def read(
     source.register(tf.nest.flatten(flat, expand_composites=True))
     if plan.last_taken is not None:
         source.origins.outputs = flat
-    if not plan.allow_smaller_final_batch and isinstance(plan.size, int):
+    if plan.static_size is not None:
         for t in flat:
             if not isinstance(t, tf.SparseTensor):
-                t.set_shape(tf.TensorShape([plan.size]).concatenate(t.shape[1:]))
+                t.set_shape(tf.TensorShape([plan.static_size]).concatenate(t.shape[1:]))
     return plan.structure.restore(flat)

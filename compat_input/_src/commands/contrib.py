@@ -43,6 +43,13 @@ _IN_TF_SLIM = {
         VariableDeviceChooser""",
 }
 
+# contrib.training's batchers that compat_input serves (same names at its top level).
+CONTRIB_TRAINING = (
+    "bucket",
+    "bucket_by_sequence_length",
+    "rejection_sample",
+    "stratified_sample",
+)
 # tf.contrib name -> its home ("module:attribute.path", or "module" for a whole module).
 HOMES: dict = {
     **{f"rnn.{n}": f"tensorflow:compat.v1.nn.rnn_cell.{n}" for n in _RNN_CELLS.split()},
@@ -56,6 +63,8 @@ HOMES: dict = {
         for module, names in _IN_TF_SLIM.items()
         for n in names.split()
     },
+    # contrib.training's queue batchers, on tf.data (batchers/buckets.py, sampling.py).
+    **{f"training.{n}": f"compat_input:{n}" for n in CONTRIB_TRAINING},
     # Functions with no home but tf.contrib's own code, which the codemod copies in.
     **{
         name.removeprefix("tensorflow.contrib."): f"{contrib_helpers.__name__}:{f.__name__}"
