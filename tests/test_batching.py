@@ -119,6 +119,21 @@ def test_dynamic_pad_pads_each_batch_to_its_longest_example():
     assert run.values[1][0] == [[0, 1, 0], [0, 1, 2]]
 
 
+def test_dynamic_pad_carries_a_sparse_tensor_beside_the_padded_ones():
+    """tf.data's padded_batch refuses a SparseTensor; legacy's padding queue took one."""
+
+    def build(api):
+        n = api.range_input_producer(5, num_epochs=1, shuffle=False).dequeue()
+        sparse = tf.SparseTensor([[0]], tf.reshape(tf.cast(n, tf.float32), [1]), [1])
+        return api.batch(
+            [tf.range(n), sparse, n], 2, dynamic_pad=True, allow_smaller_final_batch=True
+        )
+
+    run = assert_same(build)
+    assert run.values[1][0] == [[0, 1, 0], [0, 1, 2]]
+    assert run.values[1][1][2] == [2.0, 3.0]  # The sparse values of examples 2 and 3.
+
+
 def test_enqueue_many_rebatches_across_runs():
     def build(api):
         x = api.range_input_producer(3, num_epochs=1, shuffle=False).dequeue()

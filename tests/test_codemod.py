@@ -161,7 +161,6 @@ def test_migration_is_idempotent():
         ("q = tf.FIFOQueue(3, tf.int32)", "CI001"),
         ("q = tf.queue.RandomShuffleQueue(3, 1, tf.int32)", "CI001"),
         ("x = tf.contrib.training.batch_sequences_with_states(1)", "CI002"),
-        ("x = tf.contrib.training.bucket_by_sequence_length(1)", "CI003"),
         ("x = tf.contrib.copy_graph.copy_op_to_graph(1)", "CI004"),
         ("x = tf.contrib.slim.prefetch_queue.prefetch_queue(1)", "CI012"),
         ("bs = tf.placeholder(tf.int32, [])\nb = tf.train.batch([1], bs)", "CI005"),
@@ -491,6 +490,32 @@ def test_contrib_frameworks_global_step_functions_move_to_their_tf_train_homes(n
     assert "contrib" not in outcome.code
     assert not [f for f in outcome.findings if f.flag.severity == "error"]
     assert callable(getattr(__import__("tensorflow").compat.v1.train, name))
+
+
+def test_contrib_training_batchers_become_compat_inputs_in_every_spelling():
+    outcome = _migrate(
+        """\
+        import tensorflow as tf
+        from tensorflow.contrib.training import stratified_sample
+        from tensorflow.contrib import training
+        n, [b] = tf.contrib.training.bucket_by_sequence_length(n, [x], 8, [3, 5])
+        d, l = stratified_sample([x], label, [0.5, 0.5], 4)
+        k, [c] = training.bucket([x], w, 2, 3)
+        r = tf.compat.v1.contrib.training.rejection_sample([x], f, 4)
+        """
+    )
+    code = outcome.code
+    for line in (
+        "from compat_input import stratified_sample",
+        "n, [b] = compat_input.bucket_by_sequence_length(n, [x], 8, [3, 5])",
+        "r = compat_input.rejection_sample([x], f, 4)",
+    ):
+        assert line in code, code
+    assert "k, [c] = compat_input.bucket([x], w, 2, 3)" in code
+    # The module's import stays (tf.contrib.training's other names, HParams, have no
+    # home), and is the one finding.
+    assert [(f.line, f.flag.code) for f in outcome.findings] == [(3, "CI004")]
+    compile(code, "prog.py", "exec")
 
 
 def test_contrib_slim_becomes_the_tf_slim_package_in_every_spelling():

@@ -85,3 +85,69 @@ def test_a_trainer_that_reaches_contrib_runs_unchanged_as_on_legacy():
     compat, legacy = _run(program), _run("--legacy", program)
     assert compat == legacy
     assert compat.splitlines()[-1] == "done" and len(compat.splitlines()) == 6
+
+
+def _token_files(tmp_path) -> list:
+    """Text lines of 1 to 9 token ids, two files."""
+    rng = __import__("random").Random(3)
+    paths = []
+    for f in range(2):
+        lines = [
+            " ".join(str(rng.randint(1, 99)) for _ in range(rng.randint(1, 9))) for _ in range(40)
+        ]
+        path = tmp_path / f"tokens{f}.txt"
+        path.write_text("\n".join(lines) + "\n")
+        paths.append(str(path))
+    return paths
+
+
+def test_a_bucketing_trainer_runs_unchanged_as_on_legacy_queues(tmp_path):
+    """tf.contrib.training.bucket_by_sequence_length served on tf.data, against the legacy
+    queues' bucketing of tests/programs/legacy_contrib_training.py: every step's lengths
+    and loss the same."""
+    files = _token_files(tmp_path)
+    program = os.path.join(HERE, "programs", "bucketing_trainer.py")
+    compat = _run(program, *files)
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+    legacy = subprocess.run(
+        [sys.executable, os.path.join(HERE, "programs", "legacy_contrib_run.py"), program, *files],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert legacy.returncode == 0, legacy.stderr[-3000:]
+    assert compat == legacy.stdout
+    steps = compat.splitlines()
+    # 160 lines in 3 buckets of 4: every batch of one bucket's lengths.
+    assert steps[-1] == "done" and len(steps) > 30
+    for step in steps[:-1]:
+        lengths = eval(step.rsplit(" ", 1)[0])
+        assert len(lengths) == 4 and len({(n >= 3) + (n >= 6) for n in lengths}) == 1
+
+
+def test_contrib_training_batchers_are_not_given_to_a_legacy_run(tmp_path):
+    program = os.path.join(HERE, "programs", "bucketing_trainer.py")
+    command = [sys.executable, "-m", "compat_input._src.commands.cli", "run", "--legacy"]
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+    done = subprocess.run(
+        [*command, program, *_token_files(tmp_path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert done.returncode != 0
+    assert (
+        "tf.contrib.training.bucket_by_sequence_length exists in TensorFlow 2 only as "
+        "compat_input's" in done.stderr
+    )
+
+
+def test_the_multi_tower_trainer_runs_unchanged_as_on_legacy():
+    """tf.contrib.slim.prefetch_queue (tf_slim's) in front of two towers, as the CIFAR-10
+    multi-GPU trainer: the same losses both ways."""
+    program = os.path.join(HERE, "programs", "multi_tower_trainer.py")
+    compat, legacy = _run(program), _run("--legacy", program)
+    assert compat == legacy
+    assert compat.splitlines()[-1] == "done" and len(compat.splitlines()) == 7

@@ -350,6 +350,8 @@ class _Flags(cst.CSTVisitor):
 
     def _flag_for(self, names: set):
         names = rules.with_tf1_spellings(names)
+        if names & rules.SERVED_CONTRIB:
+            return None  # Rewritten to compat_input.
         for name in sorted(names):
             if name in rules.FLAGS:
                 return rules.FLAGS[name]
@@ -370,6 +372,8 @@ class _Flags(cst.CSTVisitor):
             return False  # Pass 0 rewrites the call (rules.CALL_REWRITES).
         if any(rules.keep_v1(name) for name in names):
             return False  # Rewritten by pass 2, prefixes included.
+        if names & rules.SERVED_CONTRIB:
+            return False  # Rewritten to compat_input (`tf.contrib.training` is no finding).
         flag = self._flag_for(names)
         if flag is not None:
             self._report(node, flag)
@@ -493,8 +497,8 @@ def _upgrader_flag(level: str, message: str):
         return None
     member = re.search(r"Using member tf\.([\w.]+) in deprecated module", message)
     name = f"tensorflow.{member.group(1)}" if member else None
-    if name and (rules.keep_v1(name) or rules.moved(name)):
-        return None  # Rewritten by pass 2 (tf.contrib.rnn cells), checked by resolve.py.
+    if name and (rules.keep_v1(name) or rules.moved(name) or name in rules.SERVED_CONTRIB):
+        return None  # Rewritten (tf.contrib.rnn cells, contrib.training), checked by resolve.py.
     if level == "ERROR":
         return rules.Flag("CI000", "error", f"tf_upgrade_v2: {message}", "known-limits")
     if level == "WARNING":

@@ -19,11 +19,16 @@ def _renames() -> dict:
             prefix = ".".join(p for p in (root, namespace) if p)
             for name in names:
                 table[f"{prefix}.{name}"] = name
+    for root in ("tensorflow", "tensorflow.compat.v1"):
+        table.update({f"{root}.contrib.training.{n}": n for n in contrib.CONTRIB_TRAINING})
     return table
 
 
 # Qualified legacy name -> name in compat_input.
 RENAMES: dict = _renames()
+# contrib.training's batchers, served by compat_input under the same names: rewritten, so
+# neither tf.contrib's catch-all finding nor the upgrader's "deprecated module" applies.
+SERVED_CONTRIB = frozenset(n for n in RENAMES if ".contrib." in n)
 
 
 # TF1 names that tf_upgrade_v2 leaves as TensorFlow 2's (while reporting them converted to
@@ -206,13 +211,6 @@ FLAGS: dict = {
         "error",
         "batch_sequences_with_states has no tf.data equivalent: port the state-saving "
         "batcher by hand",
-        "known-limits",
-    ),
-    "tensorflow.contrib.training.bucket_by_sequence_length": Flag(
-        "CI003",
-        "error",
-        "use tf.data.experimental.bucket_by_sequence_length and bring the result in with "
-        "compat_input.from_dataset",
         "known-limits",
     ),
     # Calls are rewritten (CALL_REWRITES); the class passed around uncalled is not.

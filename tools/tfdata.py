@@ -47,7 +47,14 @@ from . import rules
 # Producers --to-tfdata leaves on compat_input for now, and why.
 _NOT_YET = {"input_producer": "input_producer is not converted yet"}
 _READERS = {"TextLineReader": "TextLineDataset", "TFRecordReader": "TFRecordDataset"}
-_BATCHERS = ("batch", "shuffle_batch", "batch_join", "shuffle_batch_join")
+_BATCHERS = (
+    "batch",
+    "shuffle_batch",
+    "batch_join",
+    "shuffle_batch_join",
+    "bucket_by_sequence_length",
+)
+_BUCKET = "bucket_by_sequence_length"
 _JOINS = ("batch_join", "shuffle_batch_join")
 # Where a program that sliced preloaded tensors runs its iterators' initializers.
 INITIALIZERS = "to_tfdata_initializers"
@@ -193,10 +200,26 @@ _SHUFFLE_ARGS = (
     "shared_name",
     "name",
 )
+_BUCKET_ARGS = (
+    "input_length",
+    "tensors",
+    "batch_size",
+    "bucket_boundaries",
+    "num_threads",
+    "capacity",
+    "bucket_capacities",
+    "shapes",
+    "dynamic_pad",
+    "allow_smaller_final_batch",
+    "keep_input",
+    "shared_name",
+    "name",
+)
 _JOIN_ARGS = {
     "batch_join": ("tensors_list", *_BATCH_ARGS[1:2], *_BATCH_ARGS[3:]),
     "shuffle_batch_join": ("tensors_list", *_SHUFFLE_ARGS[1:4], *_SHUFFLE_ARGS[5:]),
 }
+_ARGS = {"shuffle_batch": _SHUFFLE_ARGS, _BUCKET: _BUCKET_ARGS}
 
 CONVERTED = "CI014"
 KEPT = "CI015"
@@ -643,16 +666,26 @@ class ToTfData(cst.CSTTransformer):
         elif pipeline.readers:
             raise _NotThisPattern("a list of reads batched by other than a _join")
         else:
-            args = _arguments(call, _SHUFFLE_ARGS if batcher == "shuffle_batch" else _BATCH_ARGS)
+            args = _arguments(call, _ARGS.get(batcher, _BATCH_ARGS))
             tensors = cst.parse_expression(args["tensors"])
             if not isinstance(tensors, (cst.List, cst.Tuple)):
                 raise _NotThisPattern("the batcher's tensors are not a list")
             names = [_code(e.value) for e in tensors.elements]
             pipeline.returned = names[0] if len(names) == 1 else "(" + ", ".join(names) + ",)"
+            if batcher == _BUCKET:
+                # contrib's (lengths, [tensors...]): the length travels as the first component.
+                tf = pipeline.root
+                length = f"{tf}.cast({args['input_length']}, {tf}.int32)"
+                pipeline.returned = f"({length}, ({', '.join(names)},))"
         pipeline.args = args
-        for unsupported in ("enqueue_many", "shapes", "dynamic_pad", "shared_name"):
+        # dynamic_pad: tf.data's bucketing pads every batch (without it, legacy's shapes were
+        # fully defined, so padding changes nothing).
+        padded = ("dynamic_pad",) if batcher != _BUCKET else ()
+        for unsupported in ("enqueue_many", "shapes", *padded, "shared_name"):
             if args.get(unsupported, "False") not in ("False", "None"):
                 raise _NotThisPattern(f"the batcher's {unsupported}")
+        if args.get("keep_input", "True") != "True":
+            raise _NotThisPattern("the batcher's keep_input")
         # The batch may take the example's names (`image, label = batch([image, label])`).
         per_example = dependent - _target_names(target)
         used = per_example & _names_in(after)
@@ -677,12 +710,31 @@ class ToTfData(cst.CSTTransformer):
             )
         if pipeline.args.get("num_threads", "1") not in ("1",):
             said.append("one reading thread, in order (legacy's several threads interleaved)")
+        smaller = pipeline.args.get("allow_smaller_final_batch", "False") != "False"
+        if pipeline.batcher == _BUCKET and smaller:
+            said.append(
+                "each bucket's last partial batch comes at the end (legacy lost them); "
+                "the bucket outputs are tuples"
+            )
+        elif pipeline.batcher == _BUCKET:
+            said.append("the bucket outputs are tuples (contrib gave lists)")
         if pipeline.source == "slice_input_producer":
             said.append(
                 f"its iterator is initialized where the program starts its queue runners "
                 f"(the graph collection {INITIALIZERS!r})"
             )
         return "; ".join(said) or "the same batches"
+
+    @staticmethod
+    def _bucketed(dataset: str, args: dict, drop: str) -> str:
+        """tf.data's bucket_by_sequence_length: contrib's buckets ([b[i-1], b[i]), one
+        below the first boundary, one from the last on), batches leaving as buckets fill."""
+        boundaries, size = args["bucket_boundaries"], args["batch_size"]
+        sizes = size if size.startswith(("[", "(")) else f"[{size}] * (len({boundaries}) + 1)"
+        return (
+            f"{dataset} = {dataset}.bucket_by_sequence_length(lambda length, tensors: length, "
+            f"{boundaries}, {sizes}, drop_remainder={drop})"
+        )
 
     def _emit(self, p: _Pipeline, leading: list) -> list:
         self._count += 1
@@ -743,7 +795,12 @@ class ToTfData(cst.CSTTransformer):
             )
         smaller = p.args.get("allow_smaller_final_batch", "False")
         drop = {"True": "False", "False": "True"}.get(smaller, f"not ({smaller})")
-        lines.append(f"{dataset} = {dataset}.batch({p.args['batch_size']}, drop_remainder={drop})")
+        if p.batcher == _BUCKET:
+            lines.append(self._bucketed(dataset, p.args, drop))
+        else:
+            lines.append(
+                f"{dataset} = {dataset}.batch({p.args['batch_size']}, drop_remainder={drop})"
+            )
         target = _code(p.target)
         if p.source == "slice_input_producer":
             iterator = f"_iterator_{n}"

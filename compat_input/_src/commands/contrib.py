@@ -91,9 +91,12 @@ def _load(home: str) -> Any:
 class ContribModule(types.ModuleType):
     """`tensorflow.contrib` or one of its packages: names resolved from the table."""
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, served: bool = True):
         super().__init__(name, f"A stand-in for {name} (compat_input.install()).")
         self.__path__: list = []  # A package: `import tensorflow.contrib.rnn` finds it.
+        # False under `compat-input run --legacy`: contrib.training's batchers, which
+        # compat_input serves on tf.data only, are not given to a program on legacy queues.
+        self.served = served
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):
@@ -101,12 +104,18 @@ class ContribModule(types.ModuleType):
         within = self.__name__[len("tensorflow.contrib") :].lstrip(".")
         key = f"{within}.{name}".lstrip(".")
         if key in HOMES:
+            if not self.served and HOMES[key].startswith("compat_input:"):
+                raise AttributeError(
+                    f"tf.contrib.{key} exists in TensorFlow 2 only as compat_input's, on "
+                    "tf.data (contrib's queue version was removed with tf.contrib): run the "
+                    "program with `compat-input run`, not `--legacy`."
+                )
             return _loaded(key, HOMES[key])
         if key in MODULES:
             return _loaded(key, MODULES[key])
         if not within and key in PACKAGES:
             return sys.modules.get(f"tensorflow.contrib.{key}") or ContribModule(
-                f"tensorflow.contrib.{key}"
+                f"tensorflow.contrib.{key}", self.served
             )
         raise AttributeError(
             f"tf.contrib.{key} is gone in TensorFlow 2 (tf.contrib was removed), and it has "

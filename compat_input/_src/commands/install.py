@@ -124,7 +124,7 @@ PATCHES = tuple(
     Patch(
         _tf1_module(""),
         "contrib",
-        lambda on: lambda original: contrib.ContribModule("tensorflow.contrib"),
+        lambda on: lambda original: contrib.ContribModule("tensorflow.contrib", on == "served"),
         "tf.contrib's names with a one-to-one home",
         option="contrib",
     ),
@@ -132,7 +132,7 @@ PATCHES = tuple(
         Patch(
             lambda: sys.modules,
             name,
-            lambda on, name=name: lambda original: contrib.ContribModule(name),
+            lambda on, name=name: lambda original: contrib.ContribModule(name, on == "served"),
             "`import tensorflow.contrib.X` reaches the stand-in",
             option="contrib",
             item=True,
@@ -158,7 +158,9 @@ def install(record_batches: Optional[str] = None, serve: bool = True) -> None:
     stand-in alone, for a program on legacy queues (`compat-input run --legacy`,
     `compat-input compare --batches`).
     """
-    patching.apply(PATCHES, {"record_batches": record_batches, "contrib": True}, serve)
+    # tf.contrib's stand-in either way; contrib.training's batchers only where served.
+    stand_in = "served" if serve else "legacy"
+    patching.apply(PATCHES, {"record_batches": record_batches, "contrib": stand_in}, serve)
 
 
 def uninstall() -> None:
