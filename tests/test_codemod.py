@@ -901,6 +901,61 @@ def test_to_tfdata_shuffle_batch_reads_legacys_multiset_and_says_the_order_diffe
     assert legacy_lines[1] != our_lines[1]  # ... in another order, as the note says.
 
 
+_BUCKETED = """\
+import sys
+import tensorflow as tf
+queue = tf.train.string_input_producer(sys.argv[1:], num_epochs=2, shuffle=False)
+_, line = tf.TextLineReader().read(queue)
+ids = tf.string_to_number(tf.string_split([line]).values, tf.int32)
+lengths, (batch,) = tf.contrib.training.bucket_by_sequence_length(
+    tf.size(ids), [ids], batch_size=4, bucket_boundaries=[3, 6], dynamic_pad=True)
+with tf.Session() as sess:
+    sess.run(tf.local_variables_initializer())
+    coord = tf.train.Coordinator()
+    threads = tf.train.start_queue_runners(sess=sess, coord=coord)
+    try:
+        while True:
+            n, b = sess.run([lengths, batch])
+            print(n.tolist(), b.tolist())
+    except tf.errors.OutOfRangeError:
+        pass
+    coord.request_stop()
+    coord.join(threads)
+"""
+
+
+def test_to_tfdata_bucket_by_sequence_length_reads_the_batches_compat_input_serves(tmp_path):
+    """Dataset.bucket_by_sequence_length: contrib's buckets, each batch padded, batches
+    leaving as their buckets fill: every batch the same as compat_input's bucketing, which
+    tests/test_contrib.py holds to legacy's."""
+    rng = __import__("random").Random(5)
+    files = []
+    for f in range(2):
+        path = tmp_path / f"tokens{f}.txt"
+        path.write_text(
+            "".join(
+                " ".join(str(rng.randint(1, 99)) for _ in range(rng.randint(1, 9))) + "\n"
+                for _ in range(30)
+            )
+        )
+        files.append(str(path))
+    original = tmp_path / "bucketed.py"
+    original.write_text(_BUCKETED)
+    outcome = codemod.migrate_source(_BUCKETED, str(original), to_tfdata=True)
+    assert "contrib" not in outcome.code and ".bucket_by_sequence_length(" in outcome.code
+    notes = [f.flag.message for f in outcome.findings if f.flag.code == "CI014"]
+    assert len(notes) == 1 and "bucket_by_sequence_length converted" in notes[0]
+    converted = tmp_path / "converted.py"
+    converted.write_text(outcome.code)
+    run = lambda *command: subprocess.run(  # noqa: E731
+        [*command, *files], capture_output=True, text=True, env=ENV, timeout=300
+    )
+    served = run(sys.executable, "-m", "compat_input._src.commands.cli", "run", str(original))
+    ours = run(sys.executable, str(converted))
+    assert ours.returncode == 0, ours.stderr[-2000:]
+    assert ours.stdout == served.stdout and len(served.stdout.splitlines()) > 20
+
+
 @pytest.mark.parametrize(
     "body, reason",
     [
@@ -927,8 +982,15 @@ def test_to_tfdata_shuffle_batch_reads_legacys_multiset_and_says_the_order_diffe
             "_, v = tf.TextLineReader().read(q)\nb = tf.train.batch([v], 2)\n",
             "shared_name",
         ),
+        # contrib's bucketing with a filter: tf.data's bucketing has none built in.
+        (
+            "q = tf.train.string_input_producer(['a'])\n_, v = tf.TextLineReader().read(q)\n"
+            "n, [b] = tf.contrib.training.bucket_by_sequence_length(tf.size(v), [v], 2, [3], "
+            "keep_input=tf.size(v) > 1)\n",
+            "the batcher's keep_input",
+        ),
     ],
-    ids=["compound", "key-used", "join", "shared"],
+    ids=["compound", "key-used", "join", "shared", "bucket-keep"],
 )
 def test_to_tfdata_leaves_other_pipelines_on_compat_input_with_the_reason(body, reason):
     outcome = codemod.migrate_source("import tensorflow as tf\n" + body, "p.py", to_tfdata=True)
