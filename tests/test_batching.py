@@ -337,6 +337,17 @@ def test_bad_arguments_raise_the_legacy_errors(call, error, message):
             call(x)
 
 
+def test_a_placeholder_with_default_in_the_per_example_graph_gives_its_default():
+    # Legacy's runner threads never fed it (contrib's own tests build sparse sequences so).
+    def build(api):
+        x = api.range_input_producer(6, num_epochs=1, shuffle=False).dequeue()
+        scale = tf1.placeholder_with_default(tf.constant(10, tf.int32), [])
+        return api.batch([x * scale], 2)
+
+    run = assert_same(build)
+    assert run.values == [[0, 10], [20, 30], [40, 50]]
+
+
 def test_a_placeholder_in_the_per_example_graph_builds_with_legacy_shapes_and_fails_when_run():
     def build(api):
         x = api.range_input_producer(10, num_epochs=1, shuffle=False).dequeue()

@@ -206,13 +206,6 @@ FLAGS: dict = {
         for name in _QUEUES
         for root in ("tensorflow", "tensorflow.compat.v1", "tensorflow.queue")
     },
-    "tensorflow.contrib.training.batch_sequences_with_states": Flag(
-        "CI002",
-        "error",
-        "batch_sequences_with_states has no tf.data equivalent: port the state-saving "
-        "batcher by hand",
-        "known-limits",
-    ),
     # Calls are rewritten (CALL_REWRITES); the class passed around uncalled is not.
     "tensorflow.contrib.rnn.LSTMBlockCell": Flag(
         "CI004",

@@ -77,6 +77,11 @@ class BatchPlan:
     # contrib.training's bucket: (number of buckets, the batch size of all, or a tuple of
     # one per bucket); the bucket is each example's last component.
     buckets: Optional[tuple] = None
+    # A contrib batcher's own batching of the examples (batch_sequences_with_states: its
+    # segments in lanes): a function of the examples' Dataset, in place of the batch step.
+    regroup: Optional[Callable] = None
+    # Why the pipeline is left out of checkpoints, where the plan knows (saved states).
+    unsaved_because: Optional[str] = None
 
     @property
     def static_size(self) -> Optional[int]:
@@ -283,7 +288,7 @@ def build(plan: BatchPlan) -> pipeline_lib.Source:
         unsaved_because=(
             f"its examples come from the tf.data service at {plan.service}"
             if plan.service
-            else None
+            else plan.unsaved_because
         )
         or next((s.unsaved_because for s in sources if s.unsaved_because), None)
         or next(
@@ -337,6 +342,8 @@ def read(
     source.register(tf.nest.flatten(flat, expand_composites=True))
     if plan.last_taken is not None:
         source.origins.outputs = flat
+    if plan.regroup is not None:
+        return tf.nest.pack_sequence_as(batch, flat)
     if plan.static_size is not None:
         for t in flat:
             if not isinstance(t, tf.SparseTensor):

@@ -186,6 +186,8 @@ def _batch_in_buckets(plan, dataset: tf.data.Dataset) -> tf.data.Dataset:
 
 
 def batch_examples(plan, dataset: tf.data.Dataset) -> tf.data.Dataset:
+    if plan.regroup is not None:
+        return plan.regroup(dataset)
     if plan.size is None:
         return dataset
     if plan.buckets is not None:
@@ -203,7 +205,9 @@ def batch_examples(plan, dataset: tf.data.Dataset) -> tf.data.Dataset:
 def prefetch_batches(plan, dataset: tf.data.Dataset) -> tf.data.Dataset:
     # Legacy held at most `capacity` examples in its queue; so do the shuffle buffer and
     # the batches made ahead together.
-    if plan.size is None:
+    if plan.regroup is not None:
+        ahead = 2  # Batches of a contrib batcher (legacy's capacity counted examples).
+    elif plan.size is None:
         ahead = max(1, plan.capacity - plan.shuffle_buffer)
     elif isinstance(plan.size, int):
         ahead = max(1, (plan.capacity - plan.shuffle_buffer) // plan.size)

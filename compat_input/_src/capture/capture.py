@@ -39,7 +39,9 @@ from compat_input._src.runtime import pipeline as pipeline_lib
 
 tf1 = tf.compat.v1
 
-_PLACEHOLDERS = frozenset({"Placeholder", "PlaceholderV2", "PlaceholderWithDefault"})
+# A PlaceholderWithDefault is not among them: legacy's runner threads never fed it, so
+# its default is what every example saw, and the op copied into the map gives the same.
+_PLACEHOLDERS = frozenset({"Placeholder", "PlaceholderV2"})
 _FOREIGN_ITERATORS = frozenset(
     {"IteratorGetNext", "IteratorGetNextSync", "IteratorGetNextAsOptional"}
 )

@@ -45,6 +45,8 @@ _IN_TF_SLIM = {
 
 # contrib.training's batchers that compat_input serves (same names at its top level).
 CONTRIB_TRAINING = (
+    "NextQueuedSequenceBatch",
+    "batch_sequences_with_states",
     "bucket",
     "bucket_by_sequence_length",
     "rejection_sample",
