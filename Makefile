@@ -35,7 +35,8 @@ DIFFERENTIAL := tests/test_batching.py tests/test_producers.py tests/test_reader
 	tests/test_vectorize.py tests/test_reliability.py tests/test_faults.py \
 	tests/test_many_pipelines.py tests/test_testing_api.py tests/test_seeds.py \
 	tests/test_random_draws.py tests/test_queues.py \
-	tests/test_queue_runner_tf.py tests/test_priority_queue.py
+	tests/test_queue_runner_tf.py tests/test_priority_queue.py \
+	tests/test_contrib_training.py tests/test_state_saving.py
 
 test: $(STAMP)
 	$(BIN)/ruff check compat_input tools tests

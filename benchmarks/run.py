@@ -56,6 +56,9 @@ WORKLOADS = {
     "RandomShuffleQueue (one QueueRunner); 4 threads each dequeue(), decode the JPEG, resize, "
     "crop, flip, distort colours; batch_join pads the captions",
     "step": "tiny model (batch 20, one matmul) trained from TextLineReader + batch: steps/s",
+    "bucketing": "TextLineReader + string_split + tf.contrib.training.bucket_by_sequence_length "
+    "(4 buckets, dynamic_pad); legacy = the tests' legacy-queue bucketing "
+    "(TensorFlow 2 has no contrib), TF1 world only",
 }
 MODES = ["legacy", "compat", "tfdata"]
 
@@ -100,6 +103,12 @@ def make_data(root: str) -> None:
                 for word in words:
                     ids.feature.add().int64_list.value.append(int(word))
                 writer.write(sequence.SerializeToString())
+    for shard in range(4):
+        # Sentences of 1-40 token ids, for bucketing by length.
+        with open(os.path.join(root, f"tokens{shard}.txt"), "w") as f:
+            for _ in range(5000):
+                words = rng.integers(1, 10000, size=rng.integers(1, 41))
+                f.write(" ".join(map(str, words)) + "\n")
     np.savez(
         os.path.join(root, "preloaded.npz"),
         images=rng.random((20000, 64), dtype=np.float32),
@@ -114,9 +123,16 @@ def make_data(root: str) -> None:
 SEEDED = {"cifar_seeded": "cifar", "resnet_seeded": "resnet"}
 
 
+# contrib.training's queue batchers are not in TensorFlow 2: their legacy runs use the
+# legacy-queue version the tests hold them to.
+LEGACY_CONTRIB = os.path.join(HERE, "..", "tests", "programs", "legacy_contrib_run.py")
+
+
 def command(workload: str, mode: str, world: str) -> list:
     program = SEEDED.get(workload, workload)
     program = os.path.join(PROGRAMS, f"{program}_{'tfdata' if mode == 'tfdata' else 'queues'}.py")
+    if workload == "bucketing" and mode == "legacy":
+        return [sys.executable, LEGACY_CONTRIB, program]
     if world == "tf1":
         runner = CLI + ["run"]
     else:

@@ -160,7 +160,7 @@ def test_migration_is_idempotent():
     [
         ("q = tf.FIFOQueue(3, tf.int32)", "CI001"),
         ("q = tf.queue.RandomShuffleQueue(3, 1, tf.int32)", "CI001"),
-        ("x = tf.contrib.training.SequenceQueueingStateSaver(1)", "CI004"),
+        ("x = tf.contrib.training.SequenceQueueingStateSaver(1)", "CI016"),
         ("x = tf.contrib.copy_graph.copy_op_to_graph(1)", "CI004"),
         ("x = tf.contrib.slim.prefetch_queue.prefetch_queue(1)", "CI012"),
         ("bs = tf.placeholder(tf.int32, [])\nb = tf.train.batch([1], bs)", "CI005"),

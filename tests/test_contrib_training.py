@@ -519,7 +519,7 @@ def test_estimate_of_the_data_distribution_from_many_threads(training):
     """sampling_ops_threading_test: 25 threads of a queue fetch the running estimate."""
     with tf.Graph().as_default():
         tf1.set_random_seed(1234)
-        label = tf.cast(tf.round(tf1.random_uniform([1]) * 9), tf.int32)
+        label = tf.cast(tf.round(tf1.random_uniform([1]) * 10), tf.int32)
         estimate = sampling._estimate_data_distribution(label, 10)
         _, _, [estimate] = sampling._verify_input([], label, [estimate])
         queue = tf1.FIFOQueue(capacity=25, dtypes=[estimate.dtype], shapes=[estimate.shape])

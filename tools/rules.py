@@ -206,6 +206,16 @@ FLAGS: dict = {
         for name in _QUEUES
         for root in ("tensorflow", "tensorflow.compat.v1", "tensorflow.queue")
     },
+    "tensorflow.contrib.training.SequenceQueueingStateSaver": Flag(
+        "CI016",
+        "error",
+        "tf.contrib is gone in TensorFlow 2, and SequenceQueueingStateSaver is a queue its "
+        "prefetch_op fills (often from Python, with a batch size fed each run), which tf.data "
+        "cannot stand for: build the same batches from the input tensors with "
+        "tf.contrib.training.batch_sequences_with_states (compat_input serves it; the same "
+        "NextQueuedSequenceBatch)",
+        "known-limits",
+    ),
     # Calls are rewritten (CALL_REWRITES); the class passed around uncalled is not.
     "tensorflow.contrib.rnn.LSTMBlockCell": Flag(
         "CI004",
