@@ -17,6 +17,7 @@ from typing import Any
 from typing import Optional
 
 import numpy as np
+import pytest
 import tensorflow as tf
 
 import compat_input
@@ -26,6 +27,12 @@ tf1 = tf.compat.v1
 # compat_input.install(); the compat side of every differential run goes through
 # tf.compat.v1's own names there).
 WORLD = os.environ.get("COMPAT_INPUT_WORLD", "tf1")
+# For a test whose programs run in processes of their own, in the behaviour each program
+# sets itself: the suite's world changes nothing there, so a TF2-behaviour run would only
+# repeat the TF1 one (minutes of the suite's time limit).
+one_world = pytest.mark.skipif(
+    WORLD == "tf2", reason="its programs run in processes of their own, the same in both worlds"
+)
 
 # Interned: TensorFlow's API modules cache a `getattr` by the name's string object, and a
 # name made by split() kept returning what it found before install() (the tf2 world).

@@ -989,8 +989,14 @@ def test_to_tfdata_bucket_by_sequence_length_reads_the_batches_compat_input_serv
             "keep_input=tf.size(v) > 1)\n",
             "the batcher's keep_input",
         ),
+        # contrib's stratified sampling: tf.data's resampler draws other numbers.
+        (
+            "q = tf.train.string_input_producer(['a'])\n_, v = tf.TextLineReader().read(q)\n"
+            "[b], l = tf.contrib.training.stratified_sample([v], tf.size(v) % 2, [0.5, 0.5], 4)\n",
+            "rejection_resample mixes the initial",
+        ),
     ],
-    ids=["compound", "key-used", "join", "shared", "bucket-keep"],
+    ids=["compound", "key-used", "join", "shared", "bucket-keep", "stratified"],
 )
 def test_to_tfdata_leaves_other_pipelines_on_compat_input_with_the_reason(body, reason):
     outcome = codemod.migrate_source("import tensorflow as tf\n" + body, "p.py", to_tfdata=True)

@@ -16,6 +16,7 @@ from helpers import compat_api
 from helpers import differential
 from helpers import examples
 from helpers import legacy_api
+from helpers import one_world
 from helpers import run_scenario
 from helpers import write
 from helpers import write_tfrecords
@@ -244,6 +245,7 @@ def _part(*args):
     return done.stdout.split()
 
 
+@one_world
 @pytest.mark.parametrize(
     "install, supervisor",
     [(False, False), (True, False), (False, True)],

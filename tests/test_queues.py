@@ -7,6 +7,7 @@ TensorFlow's queues and on compat_input: exactly the same where legacy is determ
 """
 
 import collections
+import time
 
 import numpy as np
 import pytest
@@ -341,10 +342,12 @@ def test_a_served_queue_exported_and_imported_reads_on(tmp_path):
         with tf1.Session() as sess:
             coord = tf1.train.Coordinator()
             threads = tf1.train.start_queue_runners(sess, coord)
-            # Every runner thread done before the first read: a thread that ran the
-            # queue's enqueue op would have taken examples from its producer by then.
+            # Time for the runner threads before the first read: a thread that ran the
+            # queue's enqueue op would take the producer's examples within it. (Some of
+            # the threads run until the coordinator stops them: a bound, not a join.)
+            deadline = time.monotonic() + 3
             for thread in threads:
-                thread.join(timeout=60)
+                thread.join(timeout=max(0.0, deadline - time.monotonic()))
             got = drain(sess, batch)
     assert sorted(x for b in got for x in b) == [3 * i for i in range(12)]
 

@@ -16,6 +16,7 @@ from helpers import assert_same_examples
 from helpers import compat_api
 from helpers import differential
 from helpers import legacy_api
+from helpers import one_world
 from helpers import run_scenario
 from helpers import write
 
@@ -220,6 +221,7 @@ def _busy(stop):
         pass
 
 
+@one_world
 @pytest.mark.parametrize("delay", [0.3, 1.1, 1.7])
 @pytest.mark.parametrize("reads", ["batch", "queue"])
 def test_keyboard_interrupt_ends_the_program_on_a_loaded_machine(tmp_path, delay, reads):

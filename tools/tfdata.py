@@ -55,6 +55,17 @@ _BATCHERS = (
     "bucket_by_sequence_length",
 )
 _BUCKET = "bucket_by_sequence_length"
+# contrib.training's other batchers ending a pipeline: why each stays on compat_input.
+_NO_TFDATA = {
+    "stratified_sample": "stratified_sample: tf.data's rejection_resample mixes the initial "
+    "class distribution into its output and draws other random numbers, so its batches "
+    "would differ; compat_input keeps legacy's",
+    "rejection_sample": "rejection_sample: tf.data has no per-example acceptance sampler "
+    "that draws legacy's numbers; compat_input keeps them",
+    "bucket": "bucket: not converted yet (tf.data's group_by_window would take its which_bucket)",
+    "batch_sequences_with_states": "batch_sequences_with_states: tf.data has no state saver; "
+    "compat_input serves one",
+}
 _JOINS = ("batch_join", "shuffle_batch_join")
 # Where a program that sliced preloaded tensors runs its iterators' initializers.
 INITIALIZERS = "to_tfdata_initializers"
@@ -411,6 +422,8 @@ class ToTfData(cst.CSTTransformer):
             target, call = _call_of(block[index])
             if call is not None and _qualified(self, call.func) in _BATCHERS:
                 break
+            if call is not None and _qualified(self, call.func) in _NO_TFDATA:
+                raise _NotThisPattern(_NO_TFDATA[_qualified(self, call.func)])
             if not isinstance(block[index], cst.SimpleStatementLine):
                 raise _NotThisPattern("a compound statement before the batcher")
             if _names_in([block[index]]) & dependent:

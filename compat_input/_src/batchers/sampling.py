@@ -172,7 +172,8 @@ def stratified_sample(
 
     Differences: served by tf.data through compat_input's `batch` and `maybe_batch`;
     with `init_probs=None` the class shares are estimated from the labels of the examples
-    as they are sampled (legacy's estimate read one more input example per sample).
+    as they are sampled (legacy's estimate read one more input example per sample); no
+    "Proportion of examples rejected by sampler is high" print.
     """
     tensors = list(tensors)  # A bare tensor is not iterable in a graph: TypeError, as legacy.
     with tf1.name_scope(name, "stratified_sample", tensors + [labels]):
