@@ -18,7 +18,7 @@ AUTOTUNE = tf.data.experimental.AUTOTUNE
 
 
 def parse(line):
-    ids = tf.strings.to_number(tf.strings.split(line), tf.int32)
+    ids = tf.string_to_number(tf.string_split([line]).values, tf.int32)
     return tf.size(ids), ids
 
 
@@ -28,7 +28,7 @@ lines = tf.data.Dataset.from_tensor_slices(filenames).repeat().flat_map(tf.data.
 dataset = lines.map(parse, AUTOTUNE).bucket_by_sequence_length(
     lambda length, ids: length, [10, 20, 30], [BATCH] * 4, drop_remainder=True
 )
-lengths, tokens = dataset.prefetch(AUTOTUNE).make_one_shot_iterator().get_next()
+lengths, tokens = tf.data.make_one_shot_iterator(dataset.prefetch(AUTOTUNE)).get_next()
 build_s = time.perf_counter() - start
 
 run_and_report([lengths, tokens], steps, BATCH, build_s)
