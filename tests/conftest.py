@@ -50,6 +50,18 @@ def _nothing_installed_between_tests():
 
 
 @pytest.fixture
+def training():
+    """`tf.contrib.training` as a TF1 program reaches it once compat_input is installed."""
+    import compat_input
+
+    compat_input.install()
+    try:
+        yield tf.compat.v1.contrib.training
+    finally:
+        compat_input.uninstall()
+
+
+@pytest.fixture
 def installed():
     """compat_input.install() for the test (errors that name their record need it)."""
     import compat_input

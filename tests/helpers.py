@@ -184,6 +184,17 @@ def differential(build: Callable, install: bool = False, **kwargs) -> tuple:
     return legacy, run_scenario(compat_api(), build, install=install, **kwargs)
 
 
+def started(sess) -> tuple:
+    """(coordinator, threads) of the graph's queue runners, started as TF1 programs do."""
+    coord = tf1.train.Coordinator()
+    return coord, tf1.train.start_queue_runners(sess, coord=coord)
+
+
+def stop(coord, threads) -> None:
+    coord.request_stop()
+    coord.join(threads, stop_grace_period_secs=10)
+
+
 def assert_pristine() -> None:
     """The oracle runs on TensorFlow as TensorFlow ships it: nothing of ours is installed."""
     from compat_input._src.core import patching

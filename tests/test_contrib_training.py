@@ -17,28 +17,10 @@ import tensorflow as tf
 
 import compat_input
 from compat_input._src.batchers import sampling
+from helpers import started
+from helpers import stop
 
 tf1 = tf.compat.v1
-
-
-@pytest.fixture
-def training():
-    """`tf.contrib.training` as a TF1 program reaches it once compat_input is installed."""
-    compat_input.install()
-    try:
-        yield tf1.contrib.training
-    finally:
-        compat_input.uninstall()
-
-
-def _started(sess):
-    coord = tf1.train.Coordinator()
-    return coord, tf1.train.start_queue_runners(sess, coord=coord)
-
-
-def _stop(coord, threads):
-    coord.request_stop()
-    coord.join(threads, stop_grace_period_secs=10)
 
 
 # -- bucket (bucket_ops_test.py's BucketTest) ------------------------------------------------
@@ -102,12 +84,12 @@ def test_single_bucket(training):
         assert _shapes(bucketed[1]) == [[32], [32, None], [32, 3], [None, None]]
         with tf1.Session() as sess:
             data.feed(sess, range(32))
-            coord, threads = _started(sess)
+            coord, threads = started(sess)
             which, outputs = sess.run(bucketed)
             assert which == 0 and len(outputs) == 4
             _assert_batch(outputs, list(range(32)), 31)
             sess.run(data.close)
-            _stop(coord, threads)
+            stop(coord, threads)
 
 
 def test_batch_size_per_bucket(training):
@@ -125,14 +107,14 @@ def test_batch_size_per_bucket(training):
         assert _shapes(bucketed[1]) == [[None], [None, None], [None, 3], [None, None]]
         with tf1.Session() as sess:
             data.feed(sess, range(15))
-            coord, threads = _started(sess)
+            coord, threads = started(sess)
             runs = sorted([sess.run(bucketed) for _ in range(2)], key=lambda r: r[0])
             assert [r[0] for r in runs] == [0, 1]
             assert [len(r[1][0]) for r in runs] == [5, 10]
             _assert_batch(runs[0][1], list(range(5)), 4)
             _assert_batch(runs[1][1], list(range(5, 15)), 14)
             sess.run(data.close)
-            _stop(coord, threads)
+            stop(coord, threads)
 
 
 def test_even_odd_buckets(training):
@@ -149,7 +131,7 @@ def test_even_odd_buckets(training):
         assert _shapes(bucketed[1]) == [[32], [32, None], [32, 3], [None, None]]
         with tf1.Session() as sess:
             data.feed(sess, range(64))
-            coord, threads = _started(sess)
+            coord, threads = started(sess)
             runs = sorted([sess.run(bucketed) for _ in range(2)], key=lambda r: r[0])
             assert [r[0] for r in runs] == [0, 1] and all(len(r[1]) == 4 for r in runs)
             _assert_batch(runs[0][1], list(range(0, 64, 2)), 62)
@@ -157,7 +139,7 @@ def test_even_odd_buckets(training):
             # The SparseTensor rides along: one value per example, batched.
             assert runs[0][1][3].dense_shape.tolist() == [32, 1]
             sess.run(data.close)
-            _stop(coord, threads)
+            stop(coord, threads)
 
 
 def test_even_odd_buckets_keep_input_filters_out_all_odd(training):
@@ -176,13 +158,13 @@ def test_even_odd_buckets_keep_input_filters_out_all_odd(training):
         assert _shapes(bucketed[1]) == [[32], [32, None], [32, 3]]
         with tf1.Session() as sess:
             data.feed(sess, range(128))
-            coord, threads = _started(sess)
+            coord, threads = started(sess)
             runs = [sess.run(bucketed) for _ in range(2)]
             assert [r[0] for r in runs] == [0, 0]
             kept = np.concatenate([r[1][0] for r in runs])
             assert sorted(kept.tolist()) == list(range(0, 128, 2))
             sess.run(data.close)
-            _stop(coord, threads)
+            stop(coord, threads)
 
 
 def test_wrong_bucket_capacities_fail_at_build(training):
@@ -243,7 +225,7 @@ def _by_sequence_length(training, allow_small_batch, bucket_capacities=None):
                 n, (d, t) = random.choice(pairs)
                 sess.run(enqueue, {lengths: n, data: d, labels: t})
             sess.run(queue.close())
-            coord, threads = _started(sess)
+            coord, threads = started(sess)
             for _ in range(50):
                 out_lengths, (d, t) = sess.run((out_lengths_t, data_and_labels_t))
                 if allow_small_batch:
@@ -255,7 +237,7 @@ def _by_sequence_length(training, allow_small_batch, bucket_capacities=None):
                 for length, row, text in zip(out_lengths, d, t):
                     assert row[0] == length and row[0] == int(text[0].decode("ascii"))
                     assert _which_bucket(boundaries, row[0]) == _which_bucket(boundaries, row[1])
-            _stop(coord, threads)
+            stop(coord, threads)
 
 
 @pytest.mark.parametrize("allow_small_batch", [False, True])
@@ -316,7 +298,7 @@ def test_one_thread_order_then_the_end_of_the_input(training, allow_smaller):
         which, (values, padded) = _bucket_a_range(training, 23, allow_smaller)
         with tf1.Session() as sess:
             sess.run(tf1.local_variables_initializer())
-            coord, threads = _started(sess)
+            coord, threads = started(sess)
             got = []
             for _ in range(len(want)):
                 b, v, p = sess.run([which, values, padded])
@@ -329,7 +311,7 @@ def test_one_thread_order_then_the_end_of_the_input(training, allow_smaller):
             for _ in range(2):
                 with pytest.raises(tf.errors.OutOfRangeError):
                     sess.run(values)
-            _stop(coord, threads)
+            stop(coord, threads)
 
 
 def test_an_example_of_no_bucket_is_dropped_as_legacy_dropped_it(training):
@@ -343,11 +325,11 @@ def test_an_example_of_no_bucket_is_dropped_as_legacy_dropped_it(training):
         which, [values] = training.bucket([value], value % 7 - 2, batch_size=2, num_buckets=4)
         with tf1.Session() as sess:
             sess.run(tf1.local_variables_initializer())
-            coord, threads = _started(sess)
+            coord, threads = started(sess)
             assert [(b, v.tolist()) for b, v in (sess.run([which, values]) for _ in want)] == want
             with pytest.raises(tf.errors.OutOfRangeError):
                 sess.run(values)
-            _stop(coord, threads)
+            stop(coord, threads)
 
 
 def test_bucketed_input_resumes_where_the_checkpoint_was_taken(training, tmp_path):
@@ -358,18 +340,18 @@ def test_bucketed_input_resumes_where_the_checkpoint_was_taken(training, tmp_pat
         saver = tf1.train.Saver()
         with tf1.Session() as sess:
             sess.run([tf1.global_variables_initializer(), tf1.local_variables_initializer()])
-            coord, threads = _started(sess)
+            coord, threads = started(sess)
             for _ in range(3):
                 sess.run(values)
             saver.save(sess, path)
             after = [sess.run([which, values]) for _ in range(4)]
-            _stop(coord, threads)
+            stop(coord, threads)
         with tf1.Session() as sess:
             saver.restore(sess, path)
             sess.run(tf1.local_variables_initializer())
-            coord, threads = _started(sess)
+            coord, threads = started(sess)
             again = [sess.run([which, values]) for _ in range(4)]
-            _stop(coord, threads)
+            stop(coord, threads)
     assert [(b, v.tolist()) for b, v in again] == [(b, v.tolist()) for b, v in after]
     # Not the start again: the first batch after the checkpoint is the fourth.
     assert after[0][1].tolist() != [0, 3, 6, 9]
@@ -444,10 +426,10 @@ def test_stratified_sample_can_be_called_twice_in_one_graph(training):
         batches = training.stratified_sample([tf.zeros([2, 3, 4])], label, probs, 20, probs)
         batches += training.stratified_sample([tf.zeros([2, 3, 4])], label, probs, 20, probs)
         with tf1.Session() as sess:
-            coord, threads = _started(sess)
+            coord, threads = started(sess)
             (a,), la, (b,), lb = sess.run(batches)
             assert a.shape == b.shape == (20, 2, 3, 4) and la.tolist() == lb.tolist() == [1] * 20
-            _stop(coord, threads)
+            stop(coord, threads)
 
 
 def test_stratified_sample_of_batches(training):
@@ -466,10 +448,10 @@ def test_stratified_sample_of_batches(training):
             enqueue_many=True,
         )
         with tf1.Session() as sess:
-            coord, threads = _started(sess)
+            coord, threads = started(sess)
             [d], got = sess.run([data, sampled])
             assert d.shape == (20, 2, 3, 4) and set(got.tolist()) <= {1, 3}
-            _stop(coord, threads)
+            stop(coord, threads)
 
 
 def test_stratified_sample_returns_a_list_and_a_label_tensor(training):
@@ -484,10 +466,10 @@ def test_stratified_sample_returns_a_list_and_a_label_tensor(training):
         )
         assert isinstance(vals, list) and len(vals) == 3 and isinstance(labels, tf.Tensor)
         with tf1.Session() as sess:
-            coord, threads = _started(sess)
+            coord, threads = started(sess)
             out = sess.run(vals + [labels])
             assert [o.shape for o in out] == [(20, 2, 3, 4), (20, 2, 4), (20, 2), (20,)]
-            _stop(coord, threads)
+            stop(coord, threads)
 
 
 @pytest.mark.parametrize("init_probs", [[0.7, 0, 0, 0.3, 0], None])
@@ -505,9 +487,9 @@ def test_stratified_sample_follows_the_target_distribution(training, init_probs)
         )
         with tf1.Session() as sess:
             sess.run(tf1.global_variables_initializer())
-            coord, threads = _started(sess)
+            coord, threads = started(sess)
             runs = [sess.run([data, labels]) for _ in range(20)]
-            _stop(coord, threads)
+            stop(coord, threads)
     for [d], lbl in runs:
         np.testing.assert_array_equal(d, np.array([1, 4]) * lbl[:, None])
     expected = probs[0] * 0 + probs[3] * 3
@@ -527,11 +509,11 @@ def test_estimate_of_the_data_distribution_from_many_threads(training):
         out = queue.dequeue()
         with tf1.Session() as sess:
             sess.run(tf1.global_variables_initializer())
-            coord, threads = _started(sess)
+            coord, threads = started(sess)
             for _ in range(25):
                 got = sess.run(out)
                 assert abs(got.sum() - 1) < 1e-6 and (got > 0).all()
-            _stop(coord, threads)
+            stop(coord, threads)
 
 
 # -- rejection_sample (sampling_ops_test.py's RejectionSampleTest) -------------------------
@@ -574,10 +556,10 @@ def test_rejection_sample_keeps_what_it_accepts(training):
         ]
         sample = training.rejection_sample(example, lambda x: x[0] - 1.0, 10)
         with tf1.Session() as sess:
-            coord, threads = _started(sess)
+            coord, threads = started(sess)
             for _ in range(5):
                 assert sess.run(sample)[0].tolist() == [2.0] * 10
-            _stop(coord, threads)
+            stop(coord, threads)
 
 
 # -- beyond contrib's tests: seeded sampling draws legacy's numbers -------------------------
@@ -603,11 +585,11 @@ def _seeded_sample(sample):
         label = value % 3
         out = sample([value], label)
         with tf1.Session() as sess:
-            coord, threads = _started(sess)
+            coord, threads = started(sess)
             runs = [
                 np.concatenate([t[:, None] for t in sess.run(out)], 1).tolist() for _ in range(6)
             ]
-            _stop(coord, threads)
+            stop(coord, threads)
     return runs
 
 

@@ -13,30 +13,12 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-import compat_input
 from compat_input._src.batchers import state_saving
+from helpers import started
+from helpers import stop
 
 tf1 = tf.compat.v1
 LENGTH, BATCH = 4, 2
-
-
-@pytest.fixture
-def training():
-    compat_input.install()
-    try:
-        yield tf1.contrib.training
-    finally:
-        compat_input.uninstall()
-
-
-def _started(sess):
-    coord = tf1.train.Coordinator()
-    return coord, tf1.train.start_queue_runners(sess, coord=coord)
-
-
-def _stop(coord, threads):
-    coord.request_stop()
-    coord.join(threads, stop_grace_period_secs=10)
 
 
 class _Inputs:
@@ -147,9 +129,9 @@ def _basics(training, num_unroll, length, pad, key=None, make_keys_unique=False)
         [2, 5, 12],
     )
     with tf1.Session() as sess:
-        coord, threads = _started(sess)
+        coord, threads = started(sess)
         steps = [sess.run(fetches) for _ in range(2)]
-        _stop(coord, threads)
+        stop(coord, threads)
     for step, got in enumerate(steps):
         keys, next_keys, seq1, seq2, seq3, seq4, context1, context2, s1, s2, lengths, _ = got
         assert _prefixes(keys) == {f"0000{step}_of_00002"}
@@ -236,13 +218,13 @@ def test_not_a_multiple_of_num_unroll_without_padding_fails_when_run(training):
             pad=False,
         )
         with tf1.Session() as sess:
-            coord, threads = _started(sess)
+            coord, threads = started(sess)
             with pytest.raises(
                 tf.errors.InvalidArgumentError,
                 match="should be a multiple of: 3, but saw value: 4. Consider setting pad=True",
             ):
                 sess.run(batch.key)
-            _stop(coord, threads)
+            stop(coord, threads)
 
 
 # -- _padding (batch_sequences_with_states_test.py's PaddingTest) ---------------------------
@@ -345,7 +327,7 @@ def test_sequences_of_different_lengths_keep_their_lane_and_carry_their_state(tr
         fetches = [batch.context["index"], batch.sequence, batch.next_key, total, save]
         with tf1.Session() as sess:
             sess.run(tf1.local_variables_initializer())
-            coord, threads = _started(sess)
+            coord, threads = started(sess)
             for due in want:
                 index, sequence, next_key, sums, _ = sess.run(fetches)
                 assert list(zip(index.tolist(), sequence.tolist())) == due
@@ -357,7 +339,7 @@ def test_sequences_of_different_lengths_keep_their_lane_and_carry_their_state(tr
             for _ in range(2):  # The end of the input, every time after: never a hang.
                 with pytest.raises(tf.errors.OutOfRangeError):
                     sess.run(fetches)
-            _stop(coord, threads)
+            stop(coord, threads)
 
 
 def test_without_small_batches_the_last_partial_step_is_dropped(training):
@@ -367,14 +349,14 @@ def test_without_small_batches_the_last_partial_step_is_dropped(training):
         assert batch.key.shape.as_list() in ([None], [3])
         with tf1.Session() as sess:
             sess.run(tf1.local_variables_initializer())
-            coord, threads = _started(sess)
+            coord, threads = started(sess)
             got = []
             with pytest.raises(tf.errors.OutOfRangeError):
                 while True:
                     index, sequence, _ = sess.run([batch.context["index"], batch.sequence, save])
                     got.append(list(zip(index.tolist(), sequence.tolist())))
             assert got == want
-            _stop(coord, threads)
+            stop(coord, threads)
 
 
 def test_a_step_that_saves_no_state_fails_the_next_one_naming_it(training):
@@ -384,11 +366,11 @@ def test_a_step_that_saves_no_state_fails_the_next_one_naming_it(training):
         state = batch.state("sum")
         with tf1.Session() as sess:
             sess.run(tf1.local_variables_initializer())
-            coord, threads = _started(sess)
+            coord, threads = started(sess)
             sess.run(state)  # Segment 0 of sequences 0 and 1: no save_state run...
             with pytest.raises(tf.errors.InvalidArgumentError, match="00001_of_00002:1"):
                 sess.run(state)  # ...so sequence 1's second segment has no state.
-            _stop(coord, threads)
+            stop(coord, threads)
 
 
 def test_unknown_states_and_shapes_fail_at_build(training):

@@ -420,10 +420,11 @@ class ToTfData(cst.CSTTransformer):
             index, dependent = self._read(pipeline, block, start, target)
         while index < len(block):
             target, call = _call_of(block[index])
-            if call is not None and _qualified(self, call.func) in _BATCHERS:
+            served = _qualified(self, call.func) if call is not None else ""
+            if served in _BATCHERS:
                 break
-            if call is not None and _qualified(self, call.func) in _NO_TFDATA:
-                raise _NotThisPattern(_NO_TFDATA[_qualified(self, call.func)])
+            if served in _NO_TFDATA:
+                raise _NotThisPattern(_NO_TFDATA[served])
             if not isinstance(block[index], cst.SimpleStatementLine):
                 raise _NotThisPattern("a compound statement before the batcher")
             if _names_in([block[index]]) & dependent:

@@ -21,8 +21,7 @@ def _one_at_a_time(tensor_list: list, threads: int, capacity: int) -> list:
     batched = batching.batch(
         tensor_list, batch_size=1, num_threads=threads, capacity=capacity, enqueue_many=True
     )
-    batched = batched if isinstance(batched, list) else [batched]
-    return [tf.squeeze(t, [0]) for t in batched]
+    return [tf.squeeze(t, [0]) for t in _as_list(batched)]
 
 
 def _as_list(batched) -> list:
@@ -30,17 +29,17 @@ def _as_list(batched) -> list:
     return batched if isinstance(batched, list) else [batched]
 
 
-def _same_batch(size, other) -> None:
-    """ValueError where two static batch sizes are known and differ (a TensorShape's
-    dimension is an int in TF2 behaviour, a Dimension in TF1's)."""
-    tf.TensorShape([size]).assert_is_compatible_with(tf.TensorShape([other]))
+def _check_batch_dimension(tensors: list, size) -> None:
+    """ValueError where a tensor has no batch dimension, or a known one other than a known
+    `size` (a dimension is an int in TF2 behaviour, a Dimension in TF1's)."""
+    for tensor in tensors:
+        first = tensor.shape.with_rank_at_least(1)[0]
+        tf.TensorShape([first]).assert_is_compatible_with(tf.TensorShape([size]))
 
 
 def _verify_data_inputs(tensor_list: list) -> list:
     """Every tensor has a batch dimension, and they agree where known."""
-    for tensor in tensor_list:
-        shape = tensor.shape.with_rank_at_least(1)
-        _same_batch(shape[0], tensor_list[0].shape[0])
+    _check_batch_dimension(tensor_list, tensor_list[0].shape.with_rank_at_least(1)[0])
     return tensor_list
 
 
@@ -126,9 +125,7 @@ def _verify_input(tensor_list: list, labels, probs_list: list):
             f"{[p.shape.num_elements() for p in checked_probs_list]}."
         )
     labels.shape.assert_has_rank(1)
-    for tensor in tensor_list:
-        shape = tensor.shape.with_rank_at_least(1)
-        _same_batch(shape[0], labels.shape[0])
+    _check_batch_dimension(tensor_list, labels.shape[0])
     size = tf.shape(labels)[0]
     positive = tf1.assert_positive(size)
     with tf.control_dependencies([positive]):

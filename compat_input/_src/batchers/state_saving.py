@@ -117,9 +117,8 @@ class NextQueuedSequenceBatch:
     `save_state()` the program never ran.
     """
 
-    def __init__(self, batch: dict, initial_states: dict, num_unroll: int):
+    def __init__(self, batch: dict, initial_states: dict):
         self._batch = batch
-        self._num_unroll = num_unroll
         self._initial = initial_states
         # One table per state: the values saved for the next segments, by segment key; and
         # one of the segment keys saved for, since any value (zeros too) is a state.
@@ -170,8 +169,9 @@ class NextQueuedSequenceBatch:
             saved = tf.reshape(saved, tf.concat([[-1], tf.shape(initial)], 0))
             rank = initial.shape.ndims
             value = tf.where(tf.reshape(first, [-1] + [1] * rank), initial, saved)
-            # On the value itself: a control edge on an op made inside the block (a shape
-            # constant) was dropped by the graph optimizer.
+            # On the finished value: given to ops made inside the block, the control edge
+            # lands on their shape constant alone (their other inputs already depend on
+            # it), and there it did not hold the check.
             with tf.control_dependencies([check]):
                 self._read[state_name] = tf.identity(value, name=f"state_{state_name}")
         return self._read[state_name]
@@ -259,10 +259,9 @@ def batch_sequences_with_states(
                 if isinstance(v, tf.Tensor) and not v.shape.is_fully_defined():
                     raise ValueError(f"Shape for {label} {k} is not fully defined: {v.shape}")
         sequences = dict(sorted(input_sequences.items()))
-        context = {k: v for k, v in sorted(input_context.items())}
         context = {
             k: v if isinstance(v, tf.SparseTensor) else tf.convert_to_tensor(v)
-            for k, v in context.items()
+            for k, v in sorted(input_context.items())
         }
         flat = [key, length, *sequences.values(), *context.values()]
         plan = batch_plan.plan(
@@ -286,7 +285,7 @@ def batch_sequences_with_states(
         )
         plan.unsaved_because = "its saved states live outside tf.data"
         batch = batch_plan.serve(plan)
-        return NextQueuedSequenceBatch(batch, states, num_unroll)
+        return NextQueuedSequenceBatch(batch, states)
 
 
 def _in_lanes(dataset, names, num_unroll: int, lanes: int, allow_small_batch: bool):
@@ -296,8 +295,7 @@ def _in_lanes(dataset, names, num_unroll: int, lanes: int, allow_small_batch: bo
 
     def assign(state, example):
         free_at, index = state
-        key, length, *rest = example
-        sequences = rest[: len(sequence_names)]
+        sequences = example[2 : 2 + len(sequence_names)]  # After the key and the length.
         first = sequences[0] if sequences else None
         if first is None:
             steps = tf.constant(1, tf.int64)
