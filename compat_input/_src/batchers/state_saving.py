@@ -192,9 +192,13 @@ class NextQueuedSequenceBatch:
                 rows = tf.reshape(tf.boolean_mask(value, going), [tf.shape(keys)[0], -1])
                 saved = table.insert(keys, rows)
                 flagged = self._saved.insert(keys, tf.ones_like(keys, tf.bool))
-            with tf.control_dependencies([saved, flagged]):
-                # This segment's entries are read; the next segment's replace them.
-                return tf.group(table.remove(self.key), name="save_state")
+            # This segment's entries are read (every state's, for its flag); the next
+            # segment's replace them, so the tables hold the sequences in flight only.
+            reads = [self.state(n) for n in self._initial]
+            with tf.control_dependencies([saved, flagged, *reads]):
+                return tf.group(
+                    table.remove(self.key), self._saved.remove(self.key), name="save_state"
+                )
 
 
 @tracing.without_autograph
