@@ -453,13 +453,51 @@ def test_verify_runs_the_migrated_program_and_fails_the_run_when_it_does_not(tmp
     status = migrate.main(["--check", "--verify", "--verify-run", "--steps 1", str(good)])
     assert status == 1  # It would change; it runs.
     assert good.read_text() == before and not list(tmp_path.glob(".compat_input_verify_*"))
-    assert "verified: the migrated file runs with plain python" in capsys.readouterr().out
+    said = capsys.readouterr().out
+    assert "verified: the migrated file, run with plain python, prints what the original " in said
+    assert "same first 1 input batches" in said
     bad = tmp_path / "model.py"
     bad.write_text("import tensorflow as tf\nh = tf.layers.dense(tf.zeros([1, 2]), 3)\n")
     assert migrate.main(["--verify", str(bad)]) == 2
     out = capsys.readouterr().out
     assert f"{bad}:1:1: error: the migrated file does not import (exit status 1)" in out
     assert "Keras 3" in out  # TensorFlow's own reason, from the run.
+
+
+_RESIZING = """\
+import numpy as np
+import tensorflow as tf
+
+images = np.arange(4 * 6 * 6 * 3, dtype=np.float32).reshape(4, 6, 6, 3) / 100.0
+image, label = tf.train.slice_input_producer([images, np.arange(4)], shuffle=False)
+image = tf.image.resize_images(image, [4, 4])
+batch = tf.train.batch([image, tf.reduce_sum(image, keep_dims=True), label], batch_size=2)
+with tf.Session() as sess:
+    coord = tf.train.Coordinator()
+    threads = tf.train.start_queue_runners(sess, coord)
+    for _ in range(2):
+        print(sess.run(batch)[2].tolist())
+    coord.request_stop()
+    coord.join(threads)
+"""
+
+
+def test_verify_finds_the_upgraded_call_that_changes_the_numbers(tmp_path, capsys, monkeypatch):
+    """A rename wrongly taken for exact (planted: resize_images upgraded to TensorFlow 2's
+    tf.image.resize, other pixel centers) prints the same labels; the batches differ, and
+    verify names the line, and writes the file with that line kept on tf.compat.v1."""
+    from compat_input_tools import exact
+
+    monkeypatch.setattr(exact, "PROVEN", exact.PROVEN | {"image.resize_images"})
+    path = tmp_path / "resizing.py"
+    path.write_text(_RESIZING)
+    assert migrate.main(["--verify", "--verify-run", "", str(path)]) == 1
+    said = capsys.readouterr().out
+    assert f"{path}:6:1: error: the upgraded call here changes what the program computes" in said
+    assert "batch 0 differs" in said
+    migrated = path.read_text()
+    assert "tf.compat.v1.image.resize_images(image, [4, 4])" in migrated
+    assert "tf.reduce_sum(image, keepdims=True)" in migrated  # Line 7's stays upgraded.
 
 
 @pytest.mark.parametrize(

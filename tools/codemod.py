@@ -3,7 +3,9 @@
 Four passes, each a small, separately testable step:
 0. `_ContribToHomes` (libcst), on the original: tf.contrib names with a home move there
    (tf_slim, tf.compat.v1.nn.rnn_cell, a function written into the file), before the
-   upgrader can swap them for stand-ins that compute other values; line numbers stay.
+   upgrader can swap them for stand-ins that compute other values; then `exact.KeepExact`
+   keeps on tf.compat.v1 the TF1 names whose TensorFlow 2 successor is another function
+   (`tf.image.resize_images`); line numbers stay.
 1. TensorFlow's own upgrader (`tensorflow.tools.compatibility`, as a library) upgrades the
    TF1 API as `tf_upgrade_v2` would; it runs once, on the original text, so what it cannot
    convert is reported with the original line numbers.
@@ -32,6 +34,7 @@ from libcst.metadata import QualifiedNameSource
 
 from compat_input._src.commands import contrib_helpers
 
+from . import exact
 from . import resolve
 from . import rules
 from . import tfdata
@@ -528,12 +531,19 @@ def _imports_tensorflow(module: cst.Module) -> bool:
 class Outcome:
     code: str
     findings: list
+    # Lines where a call was upgraded to a TensorFlow 2 function proven exact (exact.PROVEN):
+    # where migrate --verify looks when the migrated program differs.
+    proven_lines: list = dataclasses.field(default_factory=list)
 
 
-def migrate_source(code: str, filename: str = "<string>", to_tfdata: bool = False) -> Outcome:
+def migrate_source(
+    code: str, filename: str = "<string>", to_tfdata: bool = False, keep_lines=frozenset()
+) -> Outcome:
     """The migrated text of one file, and what needs a person. Raises ParserSyntaxError.
 
     With `to_tfdata`, the input pipelines tfdata.py recognizes become plain tf.data first.
+    On `keep_lines` (of `code`), every name whose TensorFlow 2 successor is another
+    function keeps its tf.compat.v1 spelling, even where a test proved the call exact.
     """
     module = cst.parse_module(code)
     wrapper = cst.MetadataWrapper(module)
@@ -541,6 +551,9 @@ def migrate_source(code: str, filename: str = "<string>", to_tfdata: bool = Fals
     wrapper.visit(flags)
     homes = _ContribToHomes()
     module = wrapper.visit(homes)
+    keep = exact.KeepExact(keep_lines)
+    module = cst.MetadataWrapper(module).visit(keep)
+    flags.findings.extend(Finding(line, column, flag) for line, column, flag in keep.notes)
     converted = []
     if to_tfdata:
         module, converted = tfdata.convert(module)
@@ -570,4 +583,5 @@ def migrate_source(code: str, filename: str = "<string>", to_tfdata: bool = Fals
             findings.append(Finding(line, column, flag))
     # Last: the functions written in are whole blocks of lines the original never had.
     final = _with_helpers(final, homes.helpers)
-    return Outcome(final.code, sorted(findings, key=lambda f: (f.line, f.column)))
+    findings = sorted(findings, key=lambda f: (f.line, f.column))
+    return Outcome(final.code, findings, sorted(keep.proven_lines))

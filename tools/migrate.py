@@ -4,9 +4,14 @@ Every file ends changed, unchanged, skipped (no TensorFlow in it, or not Python)
 (a syntax error, reported as file:line:col); one bad file never stops the run. Findings
 that need a person are printed as `file:line:col: severity: message`.
 
-`--verify` runs each migrated file with plain `python` (its import; with `--verify-run
-ARGS`, the program itself), so a CI job proves the result runs; one that does not counts
-as failed.
+`--verify` runs each migrated file with plain `python` (its import), so a CI job proves
+the result runs; one that does not counts as failed. With `--verify-run ARGS` it runs the
+program itself, twice: the original on TensorFlow's own queues (`compat-input run
+--legacy`) and the migrated copy with plain python, and compares what they print and the
+first `--verify-batches` input batches (`compat-input compare`). A difference is an error
+finding: at the line whose upgraded call made it (found by keeping the upgraded calls on
+tf.compat.v1, half of them at a time; the file written then keeps that line's), or, when
+no upgraded call explains it, at the file's first line with what differs.
 
 Exit status: 0 when nothing would change and nothing needs a person; 1 when files
 changed (or, with --check / --diff, would change) or need a person; 2 when a file failed.
@@ -51,8 +56,8 @@ def _progress(index: int, total: int, path: str) -> None:
 
 
 def migrate_file(path: str, write: bool, show_diff: bool, out=None, to_tfdata=False) -> tuple:
-    """Returns (status, findings, migrated text or None) for one file; never raises for a
-    bad file."""
+    """Returns (status, findings, outcome or None) for one file; never raises for a bad
+    file."""
     out = out or sys.stdout
     if not path.endswith(".py") or not os.path.isfile(path):
         return "skipped", [], None
@@ -79,7 +84,7 @@ def migrate_file(path: str, write: bool, show_diff: bool, out=None, to_tfdata=Fa
     for finding in outcome.findings:
         print(finding.render(path), file=out)
     if outcome.code == original:
-        return "unchanged", outcome.findings, outcome.code
+        return "unchanged", outcome.findings, outcome
     if show_diff:
         out.writelines(
             difflib.unified_diff(
@@ -90,42 +95,118 @@ def migrate_file(path: str, write: bool, show_diff: bool, out=None, to_tfdata=Fa
             )
         )
     if write:
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(outcome.code)
-    return "changed", outcome.findings, outcome.code
+        _write(path, outcome.code)
+    return "changed", outcome.findings, outcome
 
 
-def verify(path: str, code: str, run_args, out=None) -> bool:
-    """Runs the migrated `code` of `path` with plain `python`, as a module import (its
-    `__main__` block not run) or, with `run_args` (a list), as the program itself; True
-    when it exits 0. A copy beside `path` runs where `path` was not rewritten in place,
-    so that the modules beside it import as they would."""
-    out = out or sys.stdout
+def _write(path: str, code: str) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(code)
+
+
+def _copy_beside(path: str, code: str) -> str:
+    """A copy of `code` beside `path`, so that the modules beside it import as they would."""
     folder, name = os.path.split(os.path.abspath(path))
     copy = os.path.join(folder, f".compat_input_verify_{name}")
-    with open(copy, "w", encoding="utf-8") as f:
-        f.write(code)
-    if run_args is None:
-        command = [sys.executable, "-c", "import runpy, sys; runpy.run_path(sys.argv[1])", copy]
-        what = "imports"
-    else:
-        command = [sys.executable, copy, *run_args]
-        what = "runs"
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL=os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2"))
+    _write(copy, code)
+    return copy
+
+
+_ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL=os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2"))
+
+
+def verify(path: str, code: str, out=None) -> bool:
+    """Imports the migrated `code` of `path` with plain `python` (its `__main__` block not
+    run); True when that exits 0."""
+    out = out or sys.stdout
+    copy = _copy_beside(path, code)
+    command = [sys.executable, "-c", "import runpy, sys; runpy.run_path(sys.argv[1])", copy]
     try:
-        done = subprocess.run(command, capture_output=True, text=True, cwd=folder, env=env)
+        done = subprocess.run(
+            command, capture_output=True, text=True, cwd=os.path.dirname(copy), env=_ENV
+        )
     finally:
         os.remove(copy)
     if done.returncode == 0:
-        print(f"{path}: verified: the migrated file {what} with plain python", file=out)
+        print(f"{path}: verified: the migrated file imports with plain python", file=out)
         return True
     last = (done.stderr.strip().splitlines() or ["(no output)"])[-1].replace(copy, path)
     print(
-        f"{path}:1:1: error: the migrated file does not {what[:-1]} "
+        f"{path}:1:1: error: the migrated file does not import "
         f"(exit status {done.returncode}): {last}",
         file=out,
     )
     return False
+
+
+# The queue-fill summaries legacy batchers write, which compat_input's do not: the
+# summaries a program lists differ by them (migration_guide.md, Summaries and queue sizes).
+_QUEUE_SUMMARIES = r"[\w/]*fraction_of_\d+_full(, )?"
+
+
+def _compare(path: str, code: str, run_args: list, batches: int, unordered: bool) -> tuple:
+    """(exit status of `compat-input compare` for the original `path` on legacy queues
+    against `code` with plain python, its last words)."""
+    copy = _copy_beside(path, code)
+    command = [sys.executable, "-m", "compat_input._src.commands.cli", "compare"]
+    command += [f"--batches={batches}", f"--ignore={_QUEUE_SUMMARIES}"]
+    command += (["--unordered"] if unordered else []) + [os.path.abspath(path), copy, *run_args]
+    try:
+        done = subprocess.run(
+            command, capture_output=True, text=True, cwd=os.path.dirname(copy), env=_ENV
+        )
+    finally:
+        os.remove(copy)
+    said = [ln for ln in done.stderr.splitlines() if ln.startswith("compat-input compare:")]
+    if done.returncode == 2:
+        said = done.stderr.strip().splitlines()[-1:] or ["(no output)"]
+    return done.returncode, " ".join(said).replace(copy, path)
+
+
+def verify_run(path: str, outcome, run_args: list, batches: int, unordered: bool, out=None):
+    """Runs the original on legacy queues and the migrated copy; returns ("same",
+    "differs" or "failed" (a side did not run), the code to keep). Where they differ, the upgraded calls are kept on
+    tf.compat.v1 half at a time to find the line whose upgrade made the difference."""
+    out = out or sys.stdout
+    with open(path, encoding="utf-8") as f:
+        original = f.read()
+    status, said = _compare(path, outcome.code, run_args, batches, unordered)
+    if status == 0:
+        print(
+            f"{path}: verified: the migrated file, run with plain python, prints what the "
+            f"original printed on legacy queues ({said})",
+            file=out,
+        )
+        return "same", outcome.code
+    if status != 1:
+        print(f"{path}:1:1: error: a side did not run: {said}", file=out)
+        return "failed", outcome.code
+
+    def agrees(lines) -> bool:
+        code = codemod.migrate_source(original, path, keep_lines=frozenset(lines)).code
+        return _compare(path, code, run_args, batches, unordered)[0] == 0
+
+    suspects = list(outcome.proven_lines)
+    if not suspects or not agrees(suspects):
+        print(
+            f"{path}:1:1: error: the migrated program differs from the original on legacy "
+            f"queues, and not by an upgraded call (each kept on tf.compat.v1, it still "
+            f"differs): {said} (compat-input compare {path} MIGRATED -- ARGS shows how)",
+            file=out,
+        )
+        return "differs", outcome.code
+    while len(suspects) > 1:
+        half = suspects[: len(suspects) // 2]
+        suspects = half if agrees(half) else suspects[len(suspects) // 2 :]
+    if not agrees(suspects):  # More than one line: keep them all.
+        suspects = list(outcome.proven_lines)
+    print(
+        f"{path}:{suspects[0]}:1: error: the upgraded call here changes what the program "
+        f"computes ({said}); the file written keeps it on tf.compat.v1, which runs the "
+        "original: please report it to compat_input [CI018] (migration_guide.md#verify)",
+        file=out,
+    )
+    return "differs", codemod.migrate_source(original, path, keep_lines=frozenset(suspects)).code
 
 
 def main(argv=None) -> int:
@@ -140,7 +221,8 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--verify",
         action="store_true",
-        help="run each migrated file's import with plain python; a failure fails the run",
+        help="run each migrated file's import with plain python (with --verify-run, the "
+        "program, against the original on legacy queues); a failure fails the run",
     )
     parser.add_argument(
         "--to-tfdata",
@@ -151,7 +233,21 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--verify-run",
         metavar="ARGS",
-        help='with --verify: run the program itself with these arguments ("--steps 2")',
+        help='with --verify: run the program with these arguments ("--steps 2"), the '
+        "original on legacy queues and the migrated copy, and compare their output",
+    )
+    parser.add_argument(
+        "--verify-batches",
+        type=int,
+        default=5,
+        metavar="N",
+        help="with --verify-run: the first N input batches are compared too (default 5)",
+    )
+    parser.add_argument(
+        "--verify-unordered",
+        action="store_true",
+        help="with --verify-run: compare those batches' examples as multisets (programs "
+        "that shuffle)",
     )
     args = parser.parse_args(argv)
     run_args = None if args.verify_run is None else shlex.split(args.verify_run)
@@ -160,11 +256,22 @@ def main(argv=None) -> int:
     counts = {"changed": 0, "unchanged": 0, "skipped": 0, "failed": 0}
     needs_person = 0
     for index, path in enumerate(files, 1):
-        status, findings, migrated = migrate_file(
-            path, write=write, show_diff=args.diff, to_tfdata=args.to_tfdata
+        # A file verified by running it is written after the run: the original runs first.
+        comparing = args.verify and run_args is not None
+        status, findings, outcome = migrate_file(
+            path, write=write and not comparing, show_diff=args.diff, to_tfdata=args.to_tfdata
         )
-        if args.verify and migrated is not None and not verify(path, migrated, run_args):
-            status = "failed"
+        if args.verify and outcome is not None and run_args is None:
+            if not verify(path, outcome.code):
+                status = "failed"
+        elif args.verify and outcome is not None:
+            verdict, code = verify_run(
+                path, outcome, run_args, args.verify_batches, args.verify_unordered
+            )
+            needs_person += verdict == "differs"
+            status = "failed" if verdict == "failed" else status
+            if write and status == "changed":
+                _write(path, code)
         counts[status] += 1
         needs_person += sum(1 for f in findings if f.flag.severity in ("warning", "error"))
         _progress(index, len(files), path)
