@@ -1,0 +1,269 @@
+"""`compat-input migrate --to-tfdata`: the input pipelines it recognizes, as plain tf.data.
+
+A pipeline is recognized in one block of statements (a module or a function body):
+
+    q = tf.train.string_input_producer(files, num_epochs=E, shuffle=S, seed=...)
+    r = tf.TextLineReader(skip_header_lines=K)      # or TFRecordReader(), or inline
+    _, value = r.read(q)                            # the key unused
+    ...statements computing the example from value...
+    a, b = tf.train.batch([x, y], batch_size=B, allow_smaller_final_batch=...)
+                                                    # or shuffle_batch(..., capacity, min_after_dequeue)
+
+The reader and its read may also sit in a function of the module that takes the queue
+(`image, label = read_and_decode(q)`, TensorFlow's reading-data tutorial), and several
+such reads may feed `batch_join` / `shuffle_batch_join`
+(`[read(q) for _ in range(n)]`). Preloaded data is the other source:
+
+    image, label = tf.train.slice_input_producer([images, labels], num_epochs=E, shuffle=S)
+    ...statements...
+    a, b = tf.train.batch([image, label], batch_size=B)
+
+Each becomes a function of the example (the statements that depend on the record, moved
+whole; the others stay where they were), a tf.data chain (file names or slice indices,
+shuffled each epoch where legacy shuffled them, repeated `num_epochs` times, read, mapped,
+shuffled and batched) and an iterator's `get_next()` in place of the batch. File pipelines
+get a one-shot iterator. Sliced tensors are often variables the program fills after its
+initializers (a one-shot iterator cannot capture those), so a slice pipeline gets an
+initializable iterator whose initializer joins the graph collection
+`to_tfdata_initializers`, and the program runs that collection where it started its queue
+runners, after its own initializers, as legacy's reading started there. Queue runners and
+coordinators around them start nothing afterwards: harmless. What tf.data cannot keep is
+said in a comment above the chain and in the report (CI014): the shuffle order (a shuffle
+buffer, not a RandomShuffleQueue), several reader threads. A pipeline that differs from the
+pattern stays on compat_input, reported with the reason (CI015). The code is parsed, never
+executed.
+
+Each pattern is a room of its own (room.py says the interface): a file queue read by
+reader_chain.py, reading_function.py or joins.py; preloaded_slices.py; index_producer.py;
+batching.py ends them. This module walks the blocks and asks them.
+"""
+
+import collections
+
+import libcst as cst
+from libcst.metadata import PositionProvider
+from libcst.metadata import QualifiedNameProvider
+
+from .. import rules
+from . import batching
+from . import preloaded_slices
+from . import syntax
+from .index_producer import IndexProducer
+from .joins import Joins
+from .preloaded_slices import PreloadedSlices
+from .reader_chain import ReaderChain
+from .reading_function import ReadingFunction
+from .room import CONVERTED
+from .room import INITIALIZERS
+from .room import KEPT
+from .room import Converted
+from .room import Pipeline
+from .syntax import NotThisPattern
+
+__all__ = ["CONVERTED", "INITIALIZERS", "KEPT", "Converted", "ToTfData", "convert"]
+
+# Producers --to-tfdata leaves on compat_input for now, and why.
+_NOT_YET = {"input_producer": "input_producer is not converted yet"}
+_PRODUCER_ARGS = ("string_tensor", "num_epochs", "shuffle", "seed", "capacity", "shared_name")
+# How a file queue may be read, in the order they are tried (a loop read before a call).
+_READS = (Joins(), ReadingFunction(), ReaderChain())
+_SLICES = PreloadedSlices()
+_INDICES = IndexProducer()
+_BATCHING = batching.Batching()
+
+
+class ToTfData(cst.CSTTransformer):
+    """Rewrites the pipelines its rooms recognize; `findings` says what it did and left."""
+
+    METADATA_DEPENDENCIES = (QualifiedNameProvider, PositionProvider)
+
+    def __init__(self):
+        super().__init__()
+        self.findings: list = []
+        self.functions: dict = {}  # the module's functions, by name
+        self.starts = False  # whether the program starts queue runners itself
+        self._count = 0
+        self._sliced = False
+        self._uses: collections.Counter = collections.Counter()
+        self._inlined: collections.Counter = collections.Counter()
+
+    def visit_Module(self, node):
+        # The module's functions (a read in a function of the queue) and whether it starts
+        # queue runners itself (where a slice pipeline's iterator gets initialized).
+        self.functions = {s.name.value: s for s in node.body if isinstance(s, cst.FunctionDef)}
+        self._uses.update(syntax.names_counted(node))
+        served = {name for name, _ in syntax.served_calls(self, [node])}
+        self.starts = "start_queue_runners" in served
+        # Where the runners start, the slice pipelines' iterators get initialized. A run of
+        # the collection is harmless where none was converted after all.
+        self._sliced = "slice_input_producer" in served
+        return True
+
+    def leave_Call(self, original_node, updated_node):
+        made = _INDICES.recognize(self, original_node)
+        if made is None:
+            return updated_node
+        tf = syntax.tf_root(original_node.func.value.func)
+        expression, differences = _INDICES.rewrite(made, tf)
+        self._report(
+            original_node,
+            CONVERTED,
+            "note",
+            f"range_input_producer(...).dequeue() converted to tf.data: {differences}",
+        )
+        return expression
+
+    def leave_Module(self, original_node, updated_node):
+        body = self._block(original_node.body, updated_node.body)
+        # A function that only read for the converted pipelines goes with its reader (its
+        # name counted once where it is defined).
+        gone = {name for name, count in self._inlined.items() if self._uses[name] == count + 1}
+        body = [s for s in body if not (isinstance(s, cst.FunctionDef) and s.name.value in gone)]
+        return updated_node.with_changes(body=body)
+
+    def leave_IndentedBlock(self, original_node, updated_node):
+        return updated_node.with_changes(body=self._block(original_node.body, updated_node.body))
+
+    def _block(self, original: list, updated: list) -> list:
+        # `original` for the metadata (names, lines), `updated` for what inner blocks became.
+        body, index = [], 0
+        while index < len(original):
+            _, call = syntax.call_of(original[index])
+            served = syntax.qualified(self, call.func) if call is not None else ""
+            if served in _NOT_YET:
+                self._keep(original[index], _NOT_YET[served])
+            if served in ("string_input_producer", "slice_input_producer"):
+                try:
+                    replaced, index = self._convert(original, index, served)
+                    body.extend(replaced)
+                    continue
+                except NotThisPattern as why:
+                    self._keep(original[index], str(why))
+            start = self._sliced and preloaded_slices.starts_runners(self, original[index])
+            if start:
+                body.extend(preloaded_slices.initialize(start))
+            body.append(updated[index])
+            index += 1
+        return body
+
+    def _report(self, node, code: str, severity: str, message: str) -> None:
+        line = self.get_metadata(PositionProvider, node).start.line
+        self.findings.append(Converted(line, rules.Flag(code, severity, message, "to-tfdata")))
+
+    def _keep(self, statement, why: str) -> None:
+        self._report(
+            statement,
+            KEPT,
+            "warning",
+            f"this input pipeline stays on compat_input ({why}): --to-tfdata converts "
+            "string_input_producer + one reader's read (or a function of the queue that "
+            "reads) + per-example statements + batch / shuffle_batch (_join) in one block, "
+            "slice_input_producer + batch / shuffle_batch, and range_input_producer(...).dequeue()",
+        )
+
+    def _source(self, block: list, start: int, source: str, pipeline: Pipeline):
+        """The room that reads the producer's examples, and (next index, dependent)."""
+        if source == "slice_input_producer":
+            return _SLICES, _SLICES.recognize(self, block, start, pipeline)
+        queue, _ = syntax.call_of(block[start])
+        if not isinstance(queue, cst.Name):
+            raise NotThisPattern("its filename queue is not assigned to a name")
+        pipeline.queue = queue.value
+        for room in _READS:
+            found = room.recognize(self, block, start + 1, pipeline)
+            if found is not None:
+                return room, found
+        raise NotThisPattern("no reader's read(queue) follows the producer")
+
+    def _convert(self, block: list, start: int, source: str) -> tuple:
+        _, producer = syntax.call_of(block[start])
+        made = syntax.arguments(
+            producer, preloaded_slices.ARGS if source != "string_input_producer" else _PRODUCER_ARGS
+        )
+        if "shared_name" in made:
+            raise NotThisPattern("shared_name: share it through the tf.data service instead")
+        pipeline = Pipeline(syntax.tf_root(producer.func), source, made)
+        room, (index, dependent) = self._source(block, start, source, pipeline)
+        while index < len(block):
+            target, call = syntax.call_of(block[index])
+            served = syntax.qualified(self, call.func) if call is not None else ""
+            if served in batching.BATCHERS:
+                break
+            if served in batching.NO_TFDATA:
+                raise NotThisPattern(batching.NO_TFDATA[served])
+            if not isinstance(block[index], cst.SimpleStatementLine):
+                raise NotThisPattern("a compound statement before the batcher")
+            if syntax.names_in([block[index]]) & dependent:
+                if pipeline.readers:
+                    raise NotThisPattern("the readers' list is used before the _join")
+                pipeline.example.append(block[index])
+                dependent |= syntax.bound(block[index])
+            else:
+                pipeline.kept.append(block[index])
+            index += 1
+        else:
+            raise NotThisPattern("no batch or shuffle_batch follows in the same block")
+        _BATCHING.recognize(self, pipeline, call, target, block[index + 1 :], dependent)
+        pipeline.batch_comments = block[index].leading_lines
+        if pipeline.reads_in:
+            self._inlined[pipeline.reads_in] += 1
+        self._report(
+            block[start],
+            CONVERTED,
+            "note",
+            f"{source} + {pipeline.reader + ' + ' if pipeline.reader else ''}"
+            f"{pipeline.batcher} converted to tf.data: {batching.differences(pipeline)}",
+        )
+        return self._emit(room, pipeline, block[start].leading_lines), index + 1
+
+    def _emit(self, room, p: Pipeline, leading: list) -> list:
+        self._count += 1
+        n, tf = self._count, p.root
+        lines = [
+            f"def _example_{n}({p.params}):",
+            *(
+                "    " + line if line.strip() else ""
+                for s in p.example
+                for line in cst.Module(body=[s]).code.rstrip("\n").splitlines()
+            ),
+            f"    return {p.returned}",
+            "",
+            "",
+            *room.rewrite(p, n),
+            *_BATCHING.rewrite(p, n),
+        ]
+        dataset, target = f"_dataset_{n}", syntax.code(p.target)
+        if p.source == "slice_input_producer":
+            iterator = f"_iterator_{n}"
+            lines += [
+                f"{iterator} = {tf}.compat.v1.data.make_initializable_iterator({dataset})",
+                f"{tf}.compat.v1.add_to_collection({INITIALIZERS!r}, {iterator}.initializer)",
+                f"{target} = {iterator}.get_next()",
+            ]
+        else:
+            lines.append(
+                f"{target} = {tf}.compat.v1.data.make_one_shot_iterator({dataset}).get_next()"
+            )
+        module = cst.parse_module("\n".join(lines) + "\n")
+        comment = cst.EmptyLine(
+            comment=cst.Comment(
+                f"# compat-input migrate --to-tfdata: the {p.batcher} input as tf.data "
+                "(migration_guide.md#to-tfdata)"
+            )
+        )
+        body = [
+            # Blank lines indented inside a block would end in spaces.
+            s.with_changes(leading_lines=[e.with_changes(indent=False) for e in s.leading_lines])
+            for s in module.body
+        ]
+        # The producer's and the batcher's own comments stay above what they became.
+        body[0] = body[0].with_changes(leading_lines=[*leading, comment])
+        body[-1] = body[-1].with_changes(leading_lines=p.batch_comments)
+        return [*p.kept, *body]
+
+
+def convert(module: cst.Module) -> tuple:
+    """`module` with its recognized pipelines as tf.data, and the findings."""
+    wrapper = cst.MetadataWrapper(module)
+    converter = ToTfData()
+    return wrapper.visit(converter), converter.findings

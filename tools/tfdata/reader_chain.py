@@ -1,0 +1,138 @@
+"""Room: a reader and its read of the filename queue, in the producer's block.
+
+    q = tf.train.string_input_producer(files, num_epochs=E, shuffle=S, seed=...)
+    r = tf.TextLineReader(skip_header_lines=K)      # or TFRecordReader(), or inline
+    _, value = r.read(q)                            # the key unused
+
+becomes the file names as a Dataset (shuffled each epoch where legacy shuffled them,
+repeated `num_epochs` times) read by TextLineDataset / TFRecordDataset. The reading
+function and joins rooms read through the same reader, and write the same source.
+"""
+
+import libcst as cst
+
+from . import syntax
+from .room import Pipeline
+from .syntax import NotThisPattern
+
+READERS = {"TextLineReader": "TextLineDataset", "TFRecordReader": "TFRecordDataset"}
+
+
+def reader(ctx, pipeline: Pipeline, call: cst.Call) -> None:
+    pipeline.reader = syntax.qualified(ctx, call.func)
+    pipeline.reader_args = syntax.arguments(call, ("skip_header_lines", "name"))
+    if "options" in pipeline.reader_args or (
+        pipeline.reader == "TFRecordReader" and pipeline.reader_args.keys() - {"name"}
+    ):
+        raise NotThisPattern("the reader has options")
+
+
+def reader_read(ctx, pipeline, read_target, read, queue, reader_name, after) -> str | None:
+    """The record's name in `_, value = reader.read(queue)`, or None if it is no read;
+    `after`: the statements that follow, which must not use the key."""
+    if read is None or not (
+        isinstance(read.func, cst.Attribute) and read.func.attr.value == "read"
+    ):
+        return None
+    owner = read.func.value
+    if reader_name is None:
+        if not isinstance(owner, cst.Call) or syntax.qualified(ctx, owner.func) not in READERS:
+            raise NotThisPattern(
+                other_reader(ctx, [owner]) or "its reader is not a TextLineReader or TFRecordReader"
+            )
+        reader(ctx, pipeline, owner)
+    elif not (isinstance(owner, cst.Name) and owner.value == reader_name):
+        raise NotThisPattern("the read is not the reader's")
+    if len(read.args) != 1 or syntax.code(read.args[0].value) != queue:
+        raise NotThisPattern("the read is not of the producer's queue")
+    if not (isinstance(read_target, cst.Tuple) and len(read_target.elements) == 2):
+        raise NotThisPattern("the read is not unpacked as key, value")
+    key, value = (syntax.code(e.value) for e in read_target.elements)
+    if key != "_" and key in syntax.names_in(after):
+        raise NotThisPattern(f"the reader's key {key} is used")
+    return value
+
+
+def reads(ctx, pipeline: Pipeline, body: list, queue: str, where: str) -> tuple:
+    """(record name, the statements after the read, the last one) of `body`: an
+    optional reader, its read of `queue`, simple statements."""
+    reader_name = None
+    target, made = syntax.call_of(body[0]) if body else (None, None)
+    if made is not None and syntax.qualified(ctx, made.func) in READERS:
+        if not isinstance(target, cst.Name):
+            raise NotThisPattern("its reader is not assigned to a name")
+        reader(ctx, pipeline, made)
+        reader_name = target.value
+        body = body[1:]
+    read_target, read = syntax.call_of(body[0]) if body else (None, None)
+    record = reader_read(ctx, pipeline, read_target, read, queue, reader_name, body[1:])
+    if record is None:
+        raise NotThisPattern(
+            other_reader(ctx, body) or f"{where} does not start with a reader's read"
+        )
+    *rest, last = body[1:] or [None]
+    if any(not isinstance(s, cst.SimpleStatementLine) for s in [*rest, last]):
+        raise NotThisPattern(f"a compound statement in {where}")
+    if {queue, reader_name} & syntax.names_in(rest + [last]):
+        raise NotThisPattern(f"{where} uses its queue or reader again")
+    return record, rest, last
+
+
+def other_reader(ctx, nodes: list) -> str:
+    """Why a reader other than the converted ones under `nodes` stays, or ""."""
+    found = [
+        n for n, _ in syntax.served_calls(ctx, nodes) if n.endswith("Reader") and n not in READERS
+    ]
+    return f"{found[0]} is not converted yet" if found else ""
+
+
+class ReaderChain:
+    """The reader (assigned, or inline) and its read, right after the producer."""
+
+    def recognize(self, ctx, block: list, index: int, pipeline: Pipeline):
+        queue, first = pipeline.queue, index
+        reader_name = None
+        target, call = syntax.call_of(block[index]) if index < len(block) else (None, None)
+        if call is not None and syntax.qualified(ctx, call.func) in READERS:
+            if not isinstance(target, cst.Name):
+                raise NotThisPattern("its reader is not assigned to a name")
+            reader(ctx, pipeline, call)
+            reader_name = target.value
+            index += 1
+        read_target, read = syntax.call_of(block[index]) if index < len(block) else (None, None)
+        value = reader_read(
+            ctx, pipeline, read_target, read, queue, reader_name, block[index + 1 :]
+        )
+        if value is None:
+            raise NotThisPattern(
+                other_reader(ctx, block[first : index + 1])
+                or "no reader's read(queue) follows the producer"
+            )
+        pipeline.params = value
+        syntax.unused(queue, block[index + 1 :])
+        if reader_name:
+            syntax.unused(reader_name, block[index + 1 :])
+        return index + 1, {value}
+
+    def rewrite(self, p: Pipeline, n: int) -> list:
+        tf, dataset = p.root, f"_dataset_{n}"
+        files = p.made["string_tensor"]
+        skip = p.reader_args.get("skip_header_lines")
+        read = f"{tf}.data.{READERS[p.reader]}(f)" + (
+            f".skip({skip})" if skip not in (None, "None", "0") else ""
+        )
+        lines = [f"{dataset} = {tf}.data.Dataset.from_tensor_slices({files})"]
+        if p.made.get("shuffle", "True") != "False":
+            lines.append(
+                f"{dataset} = {dataset}.shuffle({tf}.size({files}, out_type={tf}.int64), "
+                f"seed={p.made.get('seed', 'None')})"
+            )
+        lines.append(f"{dataset} = {dataset}{syntax.repeat(p.made)}")
+        if p.readers:
+            lines.append(
+                f"{dataset} = {dataset}.interleave(lambda f: {read}, cycle_length={p.readers})"
+            )
+        else:
+            lines.append(f"{dataset} = {dataset}.flat_map(lambda f: {read})")
+        lines.append(f"{dataset} = {dataset}.map(_example_{n})")
+        return lines

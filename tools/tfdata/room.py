@@ -1,0 +1,54 @@
+"""What every room of --to-tfdata shares: the pipeline it fills, and its interface.
+
+A room is one pattern of TF1 input code, in a module of its own. It has two methods:
+
+    recognize(ctx, block, index, pipeline) -> (next index, names computed per example)
+        reads the program from `block[index]` into `pipeline`; returns None where that
+        statement is not its pattern's, and raises syntax.NotThisPattern(reason) where it
+        is but the program differs (the pipeline then stays on compat_input, and the
+        report gives the reason);
+    rewrite(pipeline, n) -> [lines of code]
+        its part of the tf.data code, for the n-th pipeline of the file.
+
+`ctx` is the converter (tools/tfdata/__init__.py): the metadata (`syntax.qualified`), the
+module's functions, whether the program starts its own queue runners.
+"""
+
+import dataclasses
+
+import libcst as cst
+
+from .. import rules
+
+CONVERTED = "CI014"
+KEPT = "CI015"
+# Where a program that sliced preloaded tensors runs its iterators' initializers.
+INITIALIZERS = "to_tfdata_initializers"
+
+
+@dataclasses.dataclass
+class Converted:
+    line: int
+    flag: rules.Flag
+
+
+@dataclasses.dataclass
+class Pipeline:
+    """One recognized pipeline, as the pieces the tf.data code is written from."""
+
+    root: str  # the module's name for TensorFlow
+    source: str  # string_input_producer or slice_input_producer
+    made: dict  # the producer's arguments
+    queue: str = ""  # the filename queue's name (files)
+    params: str = ""  # the example function's parameters
+    reader: str = ""  # TextLineReader / TFRecordReader (files)
+    reader_args: dict = dataclasses.field(default_factory=dict)
+    readers: str = ""  # several readers (a join): how many, as code
+    example: list = dataclasses.field(default_factory=list)  # moved into the function
+    kept: list = dataclasses.field(default_factory=list)  # independent: stay in place
+    returned: str = ""
+    batcher: str = ""
+    args: dict = dataclasses.field(default_factory=dict)
+    target: cst.BaseExpression = None
+    reads_in: str = ""  # the function of the module that read, if one did
+    batch_comments: tuple = ()  # the batcher's own comments, kept above its batch
