@@ -2,6 +2,7 @@
 
 Unmodified TF1 code: run it with `compat-input run examples/ptb_producer.py`.
 """
+
 import tempfile
 
 import numpy as np

@@ -874,7 +874,9 @@ def test_image_summary_removed_in_1_0_becomes_summary_image_with_its_argument_na
 # -- --to-tfdata ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["csv_batch", "ptb_producer", "preloaded", "tfrecord_join"])
+@pytest.mark.parametrize(
+    "name", ["csv_batch", "ptb_producer", "preloaded", "tfrecord_join", "cifar_queue"]
+)
 def test_to_tfdata_converts_examples_to_plain_tf_data_that_print_what_legacy_printed(
     name, tmp_path
 ):
@@ -883,7 +885,9 @@ def test_to_tfdata_converts_examples_to_plain_tf_data_that_print_what_legacy_pri
     outcome = codemod.migrate_source(path.read_text(), str(path), to_tfdata=True)
     assert "compat_input" not in outcome.code and "tf.data." in outcome.code
     assert "CI014" in {f.flag.code for f in outcome.findings}
-    assert not [f for f in outcome.findings if f.flag.severity != "note"]
+    # Notes only, and no "hand-built queue kept" for a queue that became tf.data.
+    assert {f.flag.severity for f in outcome.findings} == {"note"}
+    assert "CI001" not in {f.flag.code for f in outcome.findings}
     path.write_text(outcome.code)
     legacy, migrated = _legacy_and_migrated(name, path)
     assert migrated.stdout == legacy.stdout and migrated.stdout.strip()
@@ -1202,6 +1206,31 @@ def test_compare_unordered_tells_a_missing_epoch(tmp_path):
     assert "the first side read 11 batches, the second 6" in result.stderr
 
 
+# A file queue read into a hand-built FIFOQueue; `after` goes after the dequeue's inputs.
+_QUEUED = (
+    "q = tf.train.string_input_producer(['a'])\n"
+    "_, v = tf.TextLineReader().read(q)\n"
+    "eq = tf.FIFOQueue(10, [tf.string])\n"
+    "e = eq.enqueue([v])\n"
+    "{after}"
+    "tf.train.add_queue_runner(tf.train.QueueRunner(eq, [e] * 2))\n"
+    "b = eq.dequeue_many(2)\n"
+)
+
+
+def test_to_tfdata_converts_a_random_shuffle_queue_to_a_shuffle_buffer():
+    body = _QUEUED.format(after="").replace(
+        "tf.FIFOQueue(10, [tf.string])", "tf.RandomShuffleQueue(10, 4, [tf.string], seed=5)"
+    )
+    outcome = codemod.migrate_source("import tensorflow as tf\n" + body, "p.py", to_tfdata=True)
+    notes = [f.flag.message for f in outcome.findings]
+    assert len(notes) == 1 and "RandomShuffleQueue.dequeue_many converted" in notes[0]
+    assert "shuffle order is tf.data's" in notes[0] and "one reading thread" in notes[0]
+    assert "_dataset_1 = _dataset_1.shuffle(10, seed=5)" in outcome.code
+    assert "_dataset_1.batch(2, drop_remainder=True)" in outcome.code
+    assert "tf.RandomShuffleQueue" not in outcome.code and "compat_input" not in outcome.code
+
+
 @pytest.mark.parametrize(
     "body, reason",
     [
@@ -1228,17 +1257,36 @@ def test_compare_unordered_tells_a_missing_epoch(tmp_path):
             "b = tf.train.batch_join(ex, 2)\n",
             "the loop's example depends on its counter",
         ),
-        # CIFAR-10's reader, inline and in its reading function.
+        # Readers it does not convert, inline and in a reading function.
         (
             "q = tf.train.string_input_producer(['a'])\n"
-            "_, v = tf.FixedLengthRecordReader(record_bytes=4).read(q)\nb = tf.train.batch([v], 2)\n",
-            "FixedLengthRecordReader is not converted yet",
+            "_, v = tf.WholeFileReader().read(q)\nb = tf.train.batch([v], 2)\n",
+            "WholeFileReader is not converted yet",
         ),
         (
-            "def read(q):\n    n = 4\n    r = tf.FixedLengthRecordReader(record_bytes=n)\n"
+            "def read(q):\n    r = tf.FixedLengthRecordReader(record_bytes=4, hop_bytes=2)\n"
             "    _, v = r.read(q)\n    return v\n"
             "q = tf.train.string_input_producer(['a'])\nv = read(q)\nb = tf.train.batch([v], 2)\n",
-            "FixedLengthRecordReader is not converted yet",
+            "the reader has options",
+        ),
+        # Hand-built queues that do more than batch.
+        (
+            _QUEUED.format(after="n = eq.size()\n"),
+            "eq or its enqueue op serves something else",
+        ),
+        (
+            _QUEUED.format(after="").replace(
+                "tf.train.add_queue_runner(tf.train.QueueRunner(eq, [e] * 2))\n", ""
+            ),
+            "no QueueRunner runs an enqueue op of eq",
+        ),
+        (
+            _QUEUED.format(after="").replace("eq.dequeue_many(2)", "eq.dequeue()"),
+            "eq.dequeue() reads one example a run, not a batch",
+        ),
+        (
+            _QUEUED.format(after="").replace("[e] * 2", "[e, other]"),
+            "the QueueRunner runs other ops",
         ),
     ],
     ids=[
@@ -1246,11 +1294,16 @@ def test_compare_unordered_tells_a_missing_epoch(tmp_path):
         "function-not-a-read",
         "join-list-used",
         "loop-counter",
-        "fixed-length-inline",
-        "fixed-length-in-function",
+        "whole-file-reader",
+        "reader-options",
+        "queue-size-read",
+        "queue-without-runner",
+        "queue-dequeue-one",
+        "queue-runner-other-ops",
     ],
 )
 def test_to_tfdata_keeps_what_it_cannot_move_with_the_reason(body, reason):
+    """Each reason a pipeline stays on compat_input (CI015), one program each."""
     outcome = codemod.migrate_source("import tensorflow as tf\n" + body, "p.py", to_tfdata=True)
     kept = [f.flag.message for f in outcome.findings if f.flag.code == "CI015"]
     assert len(kept) == 1 and reason in kept[0], kept

@@ -557,6 +557,11 @@ def migrate_source(
     converted = []
     if to_tfdata:
         module, converted = tfdata.convert(module)
+        # A hand-built queue that became tf.data is no longer "kept on tf.queue" (CI001).
+        gone = {n for c in converted for n in range(c.line, c.last + 1)}
+        flags.findings = [
+            f for f in flags.findings if not (f.flag.code == "CI001" and f.line in gone)
+        ]
         flags.findings.extend(Finding(c.line, 1, c.flag) for c in converted)
     if _imports_tensorflow(module):
         # TensorFlow's upgrader next, on the original lines: its complaints then carry the

@@ -48,6 +48,8 @@ from .. import rules
 from . import batching
 from . import preloaded_slices
 from . import syntax
+from .hand_built_queue import QUEUES
+from .hand_built_queue import HandBuiltQueue
 from .index_producer import IndexProducer
 from .joins import Joins
 from .preloaded_slices import PreloadedSlices
@@ -70,6 +72,11 @@ _READS = (Joins(), ReadingFunction(), ReaderChain())
 _SLICES = PreloadedSlices()
 _INDICES = IndexProducer()
 _BATCHING = batching.Batching()
+# What ends a pipeline: a batcher, or a queue the program fills and dequeues itself.
+_ENDS = {
+    **{name: _BATCHING for name in batching.BATCHERS},
+    **dict.fromkeys(QUEUES, HandBuiltQueue()),
+}
 
 
 class ToTfData(cst.CSTTransformer):
@@ -157,8 +164,10 @@ class ToTfData(cst.CSTTransformer):
             "warning",
             f"this input pipeline stays on compat_input ({why}): --to-tfdata converts "
             "string_input_producer + one reader's read (or a function of the queue that "
-            "reads) + per-example statements + batch / shuffle_batch (_join) in one block, "
-            "slice_input_producer + batch / shuffle_batch, and range_input_producer(...).dequeue()",
+            "reads) + per-example statements + batch / shuffle_batch (_join), or a FIFOQueue / "
+            "RandomShuffleQueue filled by its QueueRunner and read by dequeue_many, in one "
+            "block; slice_input_producer + batch / shuffle_batch; and "
+            "range_input_producer(...).dequeue()",
         )
 
     def _source(self, block: list, start: int, source: str, pipeline: Pipeline):
@@ -187,7 +196,7 @@ class ToTfData(cst.CSTTransformer):
         while index < len(block):
             target, call = syntax.call_of(block[index])
             served = syntax.qualified(self, call.func) if call is not None else ""
-            if served in batching.BATCHERS:
+            if served in _ENDS:
                 break
             if served in batching.NO_TFDATA:
                 raise NotThisPattern(batching.NO_TFDATA[served])
@@ -203,8 +212,8 @@ class ToTfData(cst.CSTTransformer):
             index += 1
         else:
             raise NotThisPattern("no batch or shuffle_batch follows in the same block")
-        _BATCHING.recognize(self, pipeline, call, target, block[index + 1 :], dependent)
-        pipeline.batch_comments = block[index].leading_lines
+        end = _ENDS[served]
+        after = end.recognize(self, block, index, pipeline, dependent)
         if pipeline.reads_in:
             self._inlined[pipeline.reads_in] += 1
         self._report(
@@ -214,9 +223,10 @@ class ToTfData(cst.CSTTransformer):
             f"{source} + {pipeline.reader + ' + ' if pipeline.reader else ''}"
             f"{pipeline.batcher} converted to tf.data: {batching.differences(pipeline)}",
         )
-        return self._emit(room, pipeline, block[start].leading_lines), index + 1
+        self.findings[-1].last = self.get_metadata(PositionProvider, block[after - 1]).end.line
+        return self._emit(room, end, pipeline, block[start].leading_lines), after
 
-    def _emit(self, room, p: Pipeline, leading: list) -> list:
+    def _emit(self, room, end, p: Pipeline, leading: list) -> list:
         self._count += 1
         n, tf = self._count, p.root
         lines = [
@@ -230,7 +240,7 @@ class ToTfData(cst.CSTTransformer):
             "",
             "",
             *room.rewrite(p, n),
-            *_BATCHING.rewrite(p, n),
+            *end.rewrite(p, n),
         ]
         dataset, target = f"_dataset_{n}", syntax.code(p.target)
         if p.source == "slice_input_producer":

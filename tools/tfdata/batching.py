@@ -72,9 +72,11 @@ _ARGS = {"shuffle_batch": _SHUFFLE_ARGS, BUCKET: _BUCKET_ARGS}
 
 
 class Batching:
-    def recognize(self, ctx, pipeline: Pipeline, call, target, after: list, dependent: set):
-        """Reads the batcher `call` (its batch assigned to `target`; `after`: the block's
-        statements after it) into `pipeline`, or raises NotThisPattern."""
+    def recognize(self, ctx, block: list, index: int, pipeline: Pipeline, dependent: set) -> int:
+        """Reads the batcher at `block[index]` into `pipeline`; returns the index after it."""
+        target, call = syntax.call_of(block[index])
+        after = block[index + 1 :]
+        pipeline.batch_comments = block[index].leading_lines
         batcher = syntax.qualified(ctx, call.func)
         pipeline.batcher, pipeline.target = batcher, target
         if batcher in JOINS:
@@ -111,6 +113,7 @@ class Batching:
             raise NotThisPattern(
                 f"{', '.join(sorted(used))}, computed per example, is used after the batcher"
             )
+        return index + 1
 
     def rewrite(self, p: Pipeline, n: int) -> list:
         dataset, lines = f"_dataset_{n}", []
@@ -144,7 +147,9 @@ def _bucketed(dataset: str, args: dict, drop: str) -> str:
 def differences(pipeline: Pipeline) -> str:
     """What tf.data does not keep of the legacy pipeline, for the report and the comment."""
     said = []
-    if pipeline.made.get("shuffle", "True") != "False" or pipeline.batcher.startswith("shuffle"):
+    if pipeline.made.get("shuffle", "True") != "False" or pipeline.batcher.startswith(
+        ("shuffle", "RandomShuffleQueue")
+    ):
         said.append(
             "the shuffle order is tf.data's, not legacy's (each epoch holds the same examples)"
         )

@@ -15,15 +15,27 @@ from . import syntax
 from .room import Pipeline
 from .syntax import NotThisPattern
 
-READERS = {"TextLineReader": "TextLineDataset", "TFRecordReader": "TFRecordDataset"}
+READERS = {
+    "TextLineReader": "TextLineDataset",
+    "TFRecordReader": "TFRecordDataset",
+    "FixedLengthRecordReader": "FixedLengthRecordDataset",
+}
+# Each reader's parameters, and those tf.data's dataset takes as they are.
+_PARAMETERS = {
+    "TextLineReader": (("skip_header_lines", "name"), ()),
+    "TFRecordReader": (("name", "options"), ()),
+    "FixedLengthRecordReader": (
+        ("record_bytes", "header_bytes", "footer_bytes", "hop_bytes", "name", "encoding"),
+        ("record_bytes", "header_bytes", "footer_bytes"),
+    ),
+}
 
 
 def reader(ctx, pipeline: Pipeline, call: cst.Call) -> None:
     pipeline.reader = syntax.qualified(ctx, call.func)
-    pipeline.reader_args = syntax.arguments(call, ("skip_header_lines", "name"))
-    if "options" in pipeline.reader_args or (
-        pipeline.reader == "TFRecordReader" and pipeline.reader_args.keys() - {"name"}
-    ):
+    names, passed = _PARAMETERS[pipeline.reader]
+    pipeline.reader_args = syntax.arguments(call, names)
+    if pipeline.reader_args.keys() - {"name", "skip_header_lines", *passed}:
         raise NotThisPattern("the reader has options")
 
 
@@ -38,7 +50,7 @@ def reader_read(ctx, pipeline, read_target, read, queue, reader_name, after) -> 
     if reader_name is None:
         if not isinstance(owner, cst.Call) or syntax.qualified(ctx, owner.func) not in READERS:
             raise NotThisPattern(
-                other_reader(ctx, [owner]) or "its reader is not a TextLineReader or TFRecordReader"
+                other_reader(ctx, [owner]) or f"its reader is not one of {', '.join(READERS)}"
             )
         reader(ctx, pipeline, owner)
     elif not (isinstance(owner, cst.Name) and owner.value == reader_name):
@@ -118,7 +130,9 @@ class ReaderChain:
         tf, dataset = p.root, f"_dataset_{n}"
         files = p.made["string_tensor"]
         skip = p.reader_args.get("skip_header_lines")
-        read = f"{tf}.data.{READERS[p.reader]}(f)" + (
+        _, passed = _PARAMETERS[p.reader]
+        given = ", ".join(f"{k}={p.reader_args[k]}" for k in passed if k in p.reader_args)
+        read = f"{tf}.data.{READERS[p.reader]}(f{', ' + given if given else ''})" + (
             f".skip({skip})" if skip not in (None, "None", "0") else ""
         )
         lines = [f"{dataset} = {tf}.data.Dataset.from_tensor_slices({files})"]

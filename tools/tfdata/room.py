@@ -10,6 +10,12 @@ A room is one pattern of TF1 input code, in a module of its own. It has two meth
     rewrite(pipeline, n) -> [lines of code]
         its part of the tf.data code, for the n-th pipeline of the file.
 
+A pipeline starts in a source room (a file queue read by reader_chain.py,
+reading_function.py or joins.py; preloaded_slices.py) and ends in an end room
+(batching.py, hand_built_queue.py), whose `recognize(ctx, block, index, pipeline,
+dependent)` also takes the names computed per example and returns the index after the
+statements it consumed. index_producer.py stands alone: one expression.
+
 `ctx` is the converter (tools/tfdata/__init__.py): the metadata (`syntax.qualified`), the
 module's functions, whether the program starts its own queue runners.
 """
@@ -30,6 +36,7 @@ INITIALIZERS = "to_tfdata_initializers"
 class Converted:
     line: int
     flag: rules.Flag
+    last: int = 0  # the last line of the converted statements (0: `line` alone)
 
 
 @dataclasses.dataclass
