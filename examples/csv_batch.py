@@ -2,7 +2,6 @@
 
 Unmodified TF1 code: run it with `compat-input run examples/csv_batch.py`.
 """
-
 import os
 import tempfile
 
@@ -23,9 +22,7 @@ reader = tf.TextLineReader(skip_header_lines=1)
 key, value = reader.read(filename_queue)
 ident, height, weight = tf.decode_csv(value, record_defaults=[[0], [0.0], [0]])
 features = tf.stack([height / 100.0, tf.cast(weight, tf.float32)])
-ids, batch_features = tf.train.batch(
-    [ident, features], batch_size=4, allow_smaller_final_batch=True
-)
+ids, batch_features = tf.train.batch([ident, features], batch_size=4, allow_smaller_final_batch=True)
 
 with tf.Session() as sess:
     sess.run([tf.global_variables_initializer(), tf.local_variables_initializer()])

@@ -2,21 +2,18 @@
 
 Unmodified TF1 code: run it with `compat-input run examples/preloaded.py`.
 """
-
 import numpy as np
 import tensorflow as tf
 
 images = np.arange(24, dtype=np.float32).reshape(12, 2)
 labels = np.arange(12, dtype=np.int32) % 3
 
-image, label = tf.train.slice_input_producer(
-    [tf.constant(images), tf.constant(labels)], num_epochs=2, shuffle=False
-)
+image, label = tf.train.slice_input_producer([tf.constant(images), tf.constant(labels)], num_epochs=2, shuffle=False)
 image_batch, label_batch = tf.train.batch([image * 2.0, label], batch_size=5)
 
 images_initializer = tf.placeholder(tf.float32, images.shape)
 input_images = tf.Variable(images_initializer, trainable=False, collections=[])
-(var_image,) = tf.train.slice_input_producer([input_images], num_epochs=1, shuffle=False)
+var_image, = tf.train.slice_input_producer([input_images], num_epochs=1, shuffle=False)
 var_batch = tf.train.batch([var_image], batch_size=4)
 
 with tf.Session() as sess:

@@ -2,7 +2,6 @@
 
 Unmodified TF1 code: run it with `compat-input run examples/ptb_producer.py`.
 """
-
 import tempfile
 
 import numpy as np

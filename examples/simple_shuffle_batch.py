@@ -4,7 +4,6 @@ Unmodified TF1 code: run it with `compat-input run examples/simple_shuffle_batch
 queue is the user's own (it stays a real queue); the file names and records it is filled
 from come from compat_input.
 """
-
 import os
 import tempfile
 
@@ -17,12 +16,8 @@ with open(path, "w") as f:
 
 
 def simple_shuffle_batch(source, capacity, batch_size=10):
-    queue = tf.RandomShuffleQueue(
-        capacity=capacity,
-        min_after_dequeue=int(0.9 * capacity),
-        shapes=source.shape,
-        dtypes=source.dtype,
-    )
+    queue = tf.RandomShuffleQueue(capacity=capacity, min_after_dequeue=int(0.9 * capacity),
+                                  shapes=source.shape, dtypes=source.dtype)
     enqueue = queue.enqueue(source)
     num_threads = 4
     qr = tf.train.QueueRunner(queue, [enqueue] * num_threads)
@@ -47,6 +42,4 @@ with tf.Session() as sess:
         pass
     coord.request_stop()
     coord.join(threads)
-print(
-    "got %d numbers, sum %d, sorted ok %s" % (len(seen), sum(seen), sorted(seen) == list(range(40)))
-)
+print("got %d numbers, sum %d, sorted ok %s" % (len(seen), sum(seen), sorted(seen) == list(range(40))))

@@ -4,7 +4,6 @@ prefetched through slim's prefetch_queue, trained with slim.learning.train (a Su
 Unmodified TF1 code (it writes its own TFRecord files): run it with
 `compat-input run examples/slim_train.py`. Needs `pip install tf-slim`.
 """
-
 import os
 import tempfile
 
@@ -21,18 +20,10 @@ for shard in range(3):
         for _ in range(40):
             label = rng.randint(0, 4)
             pixels = (rng.rand(8, 8) * 64 + label * 48).astype(np.uint8)
-            example = tf.train.Example(
-                features=tf.train.Features(
-                    feature={
-                        "image/raw": tf.train.Feature(
-                            bytes_list=tf.train.BytesList(value=[pixels.tobytes()])
-                        ),
-                        "image/class/label": tf.train.Feature(
-                            int64_list=tf.train.Int64List(value=[label])
-                        ),
-                    }
-                )
-            )
+            example = tf.train.Example(features=tf.train.Features(feature={
+                "image/raw": tf.train.Feature(bytes_list=tf.train.BytesList(value=[pixels.tobytes()])),
+                "image/class/label": tf.train.Feature(int64_list=tf.train.Int64List(value=[label])),
+            }))
             writer.write(example.SerializeToString())
     paths.append(path)
 

@@ -5,7 +5,6 @@ what queues could never do: `compat_input.iterate` rewinds the validation input 
 it to its end while the training input stays where it was, and the Supervisor's
 checkpoints hold the input position.
 """
-
 import tempfile
 
 import numpy as np
