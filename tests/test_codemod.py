@@ -464,6 +464,36 @@ def test_verify_runs_the_migrated_program_and_fails_the_run_when_it_does_not(tmp
     assert "Keras 3" in out  # TensorFlow's own reason, from the run.
 
 
+def test_tfprof_migrates_to_the_profiler_and_counts_what_contrib_counted(capsys):
+    """resnet's trainer: tf.contrib.tfprof's analysis becomes tf.compat.v1.profiler.profile
+    with ProfileOptionBuilder's options, and the program switches graph mode on (it reads
+    its default graph back; eager, that graph is empty)."""
+    outcome = _migrate(
+        """\
+        import tensorflow as tf
+        w = tf.Variable(tf.zeros([3, 4]), name="w")
+        y = tf.matmul(w, tf.ones([4, 2]))
+        params = tf.contrib.tfprof.model_analyzer.print_model_analysis(
+            tf.get_default_graph(),
+            tfprof_options=tf.contrib.tfprof.model_analyzer.TRAINABLE_VARS_PARAMS_STAT_OPTIONS)
+        flops = tf.contrib.tfprof.model_analyzer.print_model_analysis(
+            tf.get_default_graph(), None, None, 'scope',
+            tf.contrib.tfprof.model_analyzer.FLOAT_OPS_OPTIONS)
+        print("counted", params.total_parameters, flops.total_float_ops)
+        """
+    )
+    assert "tf.compat.v1.profiler.profile(" in outcome.code and "contrib" not in outcome.code
+    assert "cmd='scope'," in outcome.code
+    assert "options=tf.compat.v1.profiler.ProfileOptionBuilder.float_operation())" in outcome.code
+    assert "tf.compat.v1.disable_v2_behavior()" in outcome.code
+    assert not [f for f in outcome.findings if f.flag.severity != "note"], outcome.findings
+    import tensorflow as tf
+
+    with tf.Graph().as_default():
+        exec(outcome.code, {})  # noqa: S102
+    assert "counted 12 48" in capsys.readouterr().out  # 3 x 4 weights; 2 * 3 * 4 * 2 flops
+
+
 _RESIZING = """\
 import numpy as np
 import tensorflow as tf

@@ -44,12 +44,27 @@ def test_common_names_are_their_homes(installed):
     assert tf1.contrib.slim is tf_slim
     assert tf1.contrib.framework.arg_scope is tf_slim.arg_scope
     assert tf1.contrib.layers.fully_connected is tf_slim.fully_connected
-    assert tf1.contrib.tfprof is tf1.profiler
+    assert tf1.contrib.tfprof.profile is tf1.profiler.profile
+    assert tf1.contrib.tfprof.tfprof_logger.write_op_log is tf1.profiler.write_op_log
     assert tf1.contrib.data.parallel_interleave is tf.data.experimental.parallel_interleave
     import tensorflow.contrib.slim as slim
     from tensorflow.contrib import framework
 
     assert slim is tf_slim and framework.get_global_step is tf1.train.get_global_step
+
+
+def test_tfprof_model_analyzer_counts_parameters_and_flops(installed):
+    """resnet's trainer: contrib's print_model_analysis with its option dicts."""
+    analyzer = tf1.contrib.tfprof.model_analyzer
+    with tf.Graph().as_default() as graph:
+        w = tf1.Variable(tf.zeros([3, 4]), name="w")
+        tf.matmul(w, tf.ones([4, 2]))
+        params = analyzer.print_model_analysis(
+            graph, tfprof_options=analyzer.TRAINABLE_VARS_PARAMS_STAT_OPTIONS
+        )
+        flops = analyzer.print_model_analysis(graph, tfprof_options=analyzer.FLOAT_OPS_OPTIONS)
+    assert params.total_parameters == 3 * 4
+    assert flops.total_float_ops == 2 * 3 * 4 * 2  # a [3, 4] x [4, 2] product
 
 
 def test_every_name_of_the_table_resolves_or_says_what_it_needs(installed):

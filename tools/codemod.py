@@ -85,6 +85,10 @@ class _ContribToHomes(cst.CSTTransformer):
 
     def leave_Attribute(self, original_node, updated_node):
         for name in self._names(original_node):
+            root = _tensorflow_root(self, original_node) if name in rules.EXPRESSIONS else None
+            if root is not None:
+                # tf.contrib.tfprof.model_analyzer.FLOAT_OPS_OPTIONS -> a builder's call.
+                return cst.parse_expression(f"{root.value}.{rules.EXPRESSIONS[name]}")
             if name in contrib_helpers.HELPERS:
                 helper = contrib_helpers.HELPERS[name]
                 self.helpers[helper.__name__] = helper
@@ -266,6 +270,8 @@ _GRAPH_MODE_TF_USES = (
     "compat.v1.train.MonitoredTrainingSession.",
     # What --to-tfdata writes.
     "compat.v1.data.make_one_shot_iterator.",
+    # A program that reads its graph back (tfprof's analysis) builds one: eager, it is empty.
+    "compat.v1.get_default_graph.",
 )
 _DISABLE_CALLS = ("disable_eager_execution", "disable_v2_behavior")
 

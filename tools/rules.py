@@ -85,12 +85,27 @@ KEEP_V1_PREFIXES = {
     "tensorflow.layers.": "compat.v1.layers.",
     # Where the upgrader moves tf.contrib.rnn.LSTMStateTuple; TensorFlow 2 has no tf.nn.rnn_cell.
     "tensorflow.nn.rnn_cell.": "compat.v1.nn.rnn_cell.",
-    # tf.contrib's modules that live on in TensorFlow (contrib.MODULES): tfprof's calls.
+    # tf.contrib's modules that live on in TensorFlow (contrib.MODULES).
     **{
         f"tensorflow.contrib.{name}.": home.partition(":")[2] + "."
         for name, home in contrib.MODULES.items()
         if home.startswith("tensorflow:compat.v1.")
     },
+    # tfprof is tf.compat.v1.profiler (its model_analyzer: CALL_REWRITES, EXPRESSIONS).
+    "tensorflow.contrib.tfprof.tfprof_logger.": "compat.v1.profiler.",
+    "tensorflow.contrib.tfprof.": "compat.v1.profiler.",
+}
+# tf.contrib constants whose home is an expression: qualified name -> the expression
+# under the module's tensorflow alias (contrib's option dicts are ProfileOptionBuilder's).
+EXPRESSIONS = {
+    f"tensorflow.contrib.tfprof.model_analyzer.{name}": (
+        f"compat.v1.profiler.ProfileOptionBuilder.{builder}()"
+    )
+    for name, builder in {
+        "TRAINABLE_VARS_PARAMS_STAT_OPTIONS": "trainable_variables_parameter",
+        "FLOAT_OPS_OPTIONS": "float_operation",
+        "PRINT_ALL_TIMING_MEMORY": "time_and_memory",
+    }.items()
 }
 
 
@@ -121,6 +136,12 @@ CALL_REWRITES = {
         "compat.v1.nn.rnn_cell.LSTMCell",
         ("num_units", "forget_bias", "cell_clip", "use_peephole", "dtype", "reuse", "name"),
         {"use_peephole": "use_peepholes"},
+    ),
+    # tfprof's analysis is the profiler's profile(), with its arguments renamed.
+    "tensorflow.contrib.tfprof.model_analyzer.print_model_analysis": (
+        "compat.v1.profiler.profile",
+        ("graph", "run_meta", "op_log", "tfprof_cmd", "tfprof_options"),
+        {"tfprof_cmd": "cmd", "tfprof_options": "options"},
     ),
     # Removed in TF 1.0 (KEEP_V1_NAMES has its siblings), with arguments renamed since.
     "tensorflow.image_summary": (

@@ -76,7 +76,8 @@ HOMES: dict = {
 # Whole modules that live on: every name under them is the same name there.
 MODULES: dict = {
     "slim": "tf_slim",
-    "tfprof": "tensorflow:compat.v1.profiler",
+    # tf.compat.v1.profiler, with contrib's model_analyzer and tfprof_logger names.
+    "tfprof": "compat_input._src.commands.contrib_tfprof:",
     "data": "tensorflow:data.experimental",
 }
 PACKAGES = sorted({name.split(".")[0] for name in HOMES} | set(MODULES))
