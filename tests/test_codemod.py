@@ -530,6 +530,22 @@ def test_verify_finds_the_upgraded_call_that_changes_the_numbers(tmp_path, capsy
     assert "tf.reduce_sum(image, keepdims=True)" in migrated  # Line 7's stays upgraded.
 
 
+def test_verify_says_when_the_original_does_not_repeat_itself(tmp_path, capsys):
+    """An unseeded random op: legacy prints other numbers each run, so a difference is no
+    finding against the migration, and verify says which it is."""
+    path = tmp_path / "unseeded.py"
+    path.write_text(
+        "import tensorflow as tf\n"
+        "x = tf.random_uniform([3])\n"
+        "with tf.Session() as sess:\n"
+        "    print(sess.run(x).tolist())\n"
+    )
+    assert migrate.main(["--verify", "--verify-run", "", str(path)]) == 1
+    said = capsys.readouterr().out
+    assert "but so does the original from one run to the next on legacy queues" in said
+    assert "tf.random.uniform([3])" in path.read_text()  # Written all the same.
+
+
 @pytest.mark.parametrize(
     "line, fix",
     [
