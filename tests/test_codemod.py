@@ -1264,6 +1264,50 @@ _QUEUED = (
 )
 
 
+def test_to_tfdata_follows_an_if_on_the_mode_through_each_branch():
+    """resnet's cifar_input: the queue (and some steps) chosen by `if mode == 'train':`;
+    each branch becomes its own tf.data pipeline, and the if chooses between them (the
+    eval branch's batches: examples/cifar_queue.py, run both ways)."""
+    body = (
+        "q = tf.train.string_input_producer(['a'], shuffle=False)\n"
+        "_, v = tf.TextLineReader().read(q)\n"
+        "x = tf.strings.length(v)\n"
+        "if mode == 'train':\n"
+        "    x = x * 2\n"
+        "    eq = tf.RandomShuffleQueue(10, 4, [tf.int32], shapes=[[]])\n"
+        "    n = 2\n"
+        "else:\n"
+        "    eq = tf.FIFOQueue(10, [tf.int32], shapes=[[]])\n"
+        "    n = 1\n"
+        "e = eq.enqueue([x])\n"
+        "tf.train.add_queue_runner(tf.train.QueueRunner(eq, [e] * n))\n"
+        "b = eq.dequeue_many(2)\n"
+        "c = b + 1\n"
+    )
+    outcome = codemod.migrate_source("import tensorflow as tf\n" + body, "p.py", to_tfdata=True)
+    notes = [f.flag.message for f in outcome.findings if f.flag.code == "CI014"]
+    assert len(notes) == 2 and "RandomShuffleQueue.dequeue_many" in notes[0]
+    assert "FIFOQueue.dequeue_many" in notes[1]
+    code = outcome.code
+    assert "if mode == 'train':" in code and "else:" in code and "Queue(" not in code
+    train, evaluate = code.split("else:")
+    assert "x = x * 2" in train and "x = x * 2" not in evaluate
+    assert ".shuffle(10, seed=None)" in train and ".shuffle(10" not in evaluate
+    assert code.rstrip().endswith("c = b + 1")  # After the if, once.
+    # A branch that ends the pipeline on its own leaves the rest using its queue: it stays.
+    apart = body.replace(
+        "    n = 1\n",
+        "    n = 1\n    e = eq.enqueue([x])\n"
+        "    tf.train.add_queue_runner(tf.train.QueueRunner(eq, [e]))\n"
+        "    b = eq.dequeue_many(2)\n",
+    )
+    kept = codemod.migrate_source("import tensorflow as tf\n" + apart, "p.py", to_tfdata=True)
+    reasons = [f.flag.message for f in kept.findings if f.flag.code == "CI015"]
+    assert (
+        len(reasons) == 1 and "e, eq, x, of the example or its queue, is used after" in reasons[0]
+    )
+
+
 def test_to_tfdata_converts_a_random_shuffle_queue_to_a_shuffle_buffer():
     body = _QUEUED.format(after="").replace(
         "tf.FIFOQueue(10, [tf.string])", "tf.RandomShuffleQueue(10, 4, [tf.string], seed=5)"

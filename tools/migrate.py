@@ -179,7 +179,9 @@ def _repeats(path: str, run_args: list) -> bool:
     return runs[0] == runs[1]
 
 
-def verify_run(path: str, outcome, run_args: list, batches: int, unordered: bool, out=None):
+def verify_run(
+    path: str, outcome, run_args: list, batches: int, unordered: bool, out=None, to_tfdata=False
+):
     """Runs the original on legacy queues and the migrated copy; returns ("same",
     "differs" or "failed" (a side did not run), the code to keep). Where they differ, the upgraded calls are kept on
     tf.compat.v1 half at a time to find the line whose upgrade made the difference."""
@@ -199,7 +201,8 @@ def verify_run(path: str, outcome, run_args: list, batches: int, unordered: bool
         return "failed", outcome.code
 
     def agrees(lines) -> bool:
-        code = codemod.migrate_source(original, path, keep_lines=frozenset(lines)).code
+        lines = frozenset(lines)
+        code = codemod.migrate_source(original, path, to_tfdata, keep_lines=lines).code
         return _compare(path, code, run_args, batches, unordered)[0] == 0
 
     if not _repeats(path, run_args):
@@ -232,7 +235,8 @@ def verify_run(path: str, outcome, run_args: list, batches: int, unordered: bool
         "original: please report it to compat_input [CI018] (migration_guide.md#verify)",
         file=out,
     )
-    return "differs", codemod.migrate_source(original, path, keep_lines=frozenset(suspects)).code
+    kept = frozenset(suspects)
+    return "differs", codemod.migrate_source(original, path, to_tfdata, keep_lines=kept).code
 
 
 def main(argv=None) -> int:
@@ -292,7 +296,12 @@ def main(argv=None) -> int:
                 status = "failed"
         elif args.verify and outcome is not None:
             verdict, code = verify_run(
-                path, outcome, run_args, args.verify_batches, args.verify_unordered
+                path,
+                outcome,
+                run_args,
+                args.verify_batches,
+                args.verify_unordered,
+                to_tfdata=args.to_tfdata,
             )
             needs_person += verdict == "differs"
             status = "failed" if verdict == "failed" else status

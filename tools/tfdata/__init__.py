@@ -39,6 +39,7 @@ batching.py ends them. This module walks the blocks and asks them.
 """
 
 import collections
+import dataclasses
 
 import libcst as cst
 from libcst.metadata import PositionProvider
@@ -193,38 +194,87 @@ class ToTfData(cst.CSTTransformer):
             raise NotThisPattern("shared_name: share it through the tf.data service instead")
         pipeline = Pipeline(syntax.tf_root(producer.func), source, made)
         room, (index, dependent) = self._source(block, start, source, pipeline)
-        while index < len(block):
-            target, call = syntax.call_of(block[index])
+        producer = block[start]
+        return self._follow(
+            block, index, pipeline, room, dependent, producer, producer.leading_lines
+        )
+
+    def _follow(self, statements, index, pipeline, room, dependent, producer, leading) -> tuple:
+        """From `statements[index]` on: the per-example statements, then the end room;
+        (what replaces them, the index after the end). `leading`: the producer's comments,
+        kept above what it became."""
+        while index < len(statements):
+            statement = statements[index]
+            target, call = syntax.call_of(statement)
             served = syntax.qualified(self, call.func) if call is not None else ""
             if served in _ENDS:
                 break
             if served in batching.NO_TFDATA:
                 raise NotThisPattern(batching.NO_TFDATA[served])
-            if not isinstance(block[index], cst.SimpleStatementLine):
+            if isinstance(statement, cst.If) and not syntax.names_in([statement.test]) & dependent:
+                return self._split(statements, index, pipeline, room, dependent, producer)
+            if not isinstance(statement, cst.SimpleStatementLine):
                 raise NotThisPattern("a compound statement before the batcher")
-            if syntax.names_in([block[index]]) & dependent:
+            if syntax.names_in([statement]) & dependent:
                 if pipeline.readers:
                     raise NotThisPattern("the readers' list is used before the _join")
-                pipeline.example.append(block[index])
-                dependent |= syntax.bound(block[index])
+                pipeline.example.append(statement)
+                dependent |= syntax.bound(statement)
             else:
-                pipeline.kept.append(block[index])
+                pipeline.kept.append(statement)
             index += 1
         else:
             raise NotThisPattern("no batch or shuffle_batch follows in the same block")
         end = _ENDS[served]
-        after = end.recognize(self, block, index, pipeline, dependent)
+        after = end.recognize(self, statements, index, pipeline, dependent)
         if pipeline.reads_in:
             self._inlined[pipeline.reads_in] += 1
+        source = pipeline.source
         self._report(
-            block[start],
+            producer,
             CONVERTED,
             "note",
             f"{source} + {pipeline.reader + ' + ' if pipeline.reader else ''}"
             f"{pipeline.batcher} converted to tf.data: {batching.differences(pipeline)}",
         )
-        self.findings[-1].last = self.get_metadata(PositionProvider, block[after - 1]).end.line
-        return self._emit(room, end, pipeline, block[start].leading_lines), after
+        last = self.get_metadata(PositionProvider, statements[after - 1]).end.line
+        self.findings[-1].last = last
+        return self._emit(room, end, pipeline, leading), after
+
+    def _split(self, statements, index, pipeline, room, dependent: set, producer) -> tuple:
+        """An `if` whose test is not computed per example (resnet's `if mode == 'train':`,
+        each branch with its own steps and its own queue) before the end: the pipeline is
+        followed through each branch on its own, and the `if` chooses between the two
+        tf.data pipelines. The statements after the `if` up to the end are in both."""
+        node, rest = statements[index], list(statements[index + 1 :])
+        if node.orelse is None:
+            branches = [list(node.body.body), []]
+        elif isinstance(node.orelse, cst.Else):
+            branches = [list(node.body.body), list(node.orelse.body.body)]
+        else:  # elif: the rest of the chain is the other branch.
+            branches = [list(node.body.body), [node.orelse]]
+        emitted, ends = [], set()
+        for branch in branches:
+            own = dataclasses.replace(pipeline, example=list(pipeline.example), kept=[])
+            body, after = self._follow(branch + rest, 0, own, room, set(dependent), producer, [])
+            if after <= len(branch):
+                raise NotThisPattern("a branch of the if ends the pipeline on its own")
+            emitted.append(body)
+            ends.add(after - len(branch))
+        if len(ends) != 1:
+            raise NotThisPattern("the branches of the if end the pipeline at other statements")
+        block = node.body.with_changes(body=emitted[0])
+        otherwise = cst.Else(body=cst.IndentedBlock(body=emitted[1]))
+        if isinstance(node.orelse, cst.Else):
+            otherwise = node.orelse.with_changes(
+                body=node.orelse.body.with_changes(body=emitted[1])
+            )
+        chosen = node.with_changes(
+            body=block,
+            orelse=otherwise,
+            leading_lines=[*producer.leading_lines, *node.leading_lines],
+        )
+        return [*pipeline.kept, chosen], index + 1 + ends.pop()
 
     def _emit(self, room, end, p: Pipeline, leading: list) -> list:
         self._count += 1

@@ -85,6 +85,16 @@ def names_counted(node) -> collections.Counter:
         def visit_Name(self, name):
             counts[name.value] += 1
 
+        # `tf.summary.image(...)` uses no name `image`, nor `f(image=x)` one: only what an
+        # attribute is taken from, and an argument's value, are names the code reads.
+        def visit_Attribute(self, node):
+            node.value.visit(self)
+            return False
+
+        def visit_Arg(self, node):
+            node.value.visit(self)
+            return False
+
     node.visit(Names())
     return counts
 
