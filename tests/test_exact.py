@@ -18,6 +18,7 @@ import tensorflow as tf
 from compat_input_tools import codemod
 from compat_input_tools import exact
 from compat_input_tools import rules
+from compat_input_tools import upgrader
 
 
 def _tf1_names() -> list:
@@ -305,7 +306,7 @@ def test_kept_call_computes_what_tf1_computed(tmp_path, index, name):
     want, got = _leaves(_run(original, index, inputs)), _leaves(_run(migrated, index, inputs))
     for a, b in zip(want, got, strict=True):
         np.testing.assert_array_equal(a, b)
-    _, upgraded = _versions(CHANGED, lambda source: codemod._upgrade_rest(source, "c.py")[0])
+    _, upgraded = _versions(CHANGED, lambda source: upgrader.upgrade(source, "c.py")[0])
     try:
         alone = _leaves(_run(upgraded, index, inputs))
     except Exception:  # noqa: BLE001 - draw_bounding_boxes without `colors`, ...

@@ -6,7 +6,7 @@ Four passes, each a small, separately testable step:
    upgrader can swap them for stand-ins that compute other values; then `exact.KeepExact`
    keeps on tf.compat.v1 the TF1 names whose TensorFlow 2 successor is another function
    (`tf.image.resize_images`); line numbers stay.
-1. TensorFlow's own upgrader (`tensorflow.tools.compatibility`, as a library) upgrades the
+1. TensorFlow's own upgrader (upgrader.py, `tensorflow.tools.compatibility`) upgrades the
    TF1 API as `tf_upgrade_v2` would; it runs once, on the original text, so what it cannot
    convert is reported with the original line numbers.
 2. `_ServeFromCompatInput` (libcst): queue-input names (tables in rules.py) become
@@ -15,43 +15,27 @@ Four passes, each a small, separately testable step:
    `import compat_input` is scheduled once.
 3. `_GraphMode` (libcst): a program that uses graph-mode APIs gets
    `tf.compat.v1.disable_v2_behavior()` after its imports, once.
-What cannot be converted safely is reported by `_Flags` (rules.FLAGS), never rewritten.
+What cannot be converted safely is reported by `findings.Flags` (rules.FLAGS), never
+rewritten; the upgrader's own messages by upgrader.py.
 The code is parsed, never executed.
 """
 
-import contextlib
 import dataclasses
 import inspect
-import io
-import re
 
 import libcst as cst
 from libcst import codemod
 from libcst.codemod.visitors import AddImportsVisitor
-from libcst.metadata import PositionProvider
 from libcst.metadata import QualifiedNameProvider
-from libcst.metadata import QualifiedNameSource
 
 from compat_input._src.commands import contrib_helpers
 
 from . import exact
+from . import findings
 from . import resolve
 from . import rules
 from . import tfdata
-
-
-@dataclasses.dataclass
-class Finding:
-    line: int
-    column: int
-    flag: rules.Flag
-
-    def render(self, path: str) -> str:
-        return f"{path}:{self.line}:{self.column}: {self.flag.render()}"
-
-
-def _imported_names(node_metadata) -> set:
-    return {q.name for q in node_metadata if q.source == QualifiedNameSource.IMPORT}
+from . import upgrader
 
 
 def _path(root: cst.BaseExpression, path: str) -> cst.BaseExpression:
@@ -80,7 +64,7 @@ class _ContribToHomes(cst.CSTTransformer):
         self.helpers: dict = {}
 
     def _names(self, node) -> set:
-        names = _imported_names(self.get_metadata(QualifiedNameProvider, node, set()))
+        names = findings.imported_names(self.get_metadata(QualifiedNameProvider, node, set()))
         return rules.with_tf1_spellings(names)
 
     def leave_Attribute(self, original_node, updated_node):
@@ -137,7 +121,7 @@ def _root(command, node) -> tuple:
     """The expression `node`'s dotted path starts from, and what it was imported as."""
     while isinstance(node, cst.Attribute):
         node = node.value
-    return node, _imported_names(command.get_metadata(QualifiedNameProvider, node, set()))
+    return node, findings.imported_names(command.get_metadata(QualifiedNameProvider, node, set()))
 
 
 def _tensorflow_root(command, node):
@@ -190,7 +174,9 @@ class _ServeFromCompatInput(codemod.VisitorBasedCodemodCommand):
     keep_runners = False
 
     def leave_Attribute(self, original_node, updated_node):
-        names = _imported_names(self.get_metadata(QualifiedNameProvider, original_node, set()))
+        names = findings.imported_names(
+            self.get_metadata(QualifiedNameProvider, original_node, set())
+        )
         for name in names:
             if self.keep_runners and rules.RENAMES.get(name) in rules.RUNNERS:
                 root = _tensorflow_root(self, original_node)
@@ -338,185 +324,6 @@ class _GraphMode(codemod.Codemod):
         return tree.with_changes(body=body)
 
 
-class _Flags(cst.CSTVisitor):
-    """Finds the patterns of rules.FLAGS and the batch-size / queue-size patterns."""
-
-    METADATA_DEPENDENCIES = (QualifiedNameProvider, PositionProvider)
-
-    def __init__(self):
-        super().__init__()
-        self.findings: list = []
-        self._placeholders: set = set()
-        self._producers: set = set()
-        self._rewritten_calls: set = set()
-
-    def _report(self, node, flag) -> None:
-        position = self.get_metadata(PositionProvider, node).start
-        self.findings.append(Finding(position.line, position.column + 1, flag))
-
-    def _names(self, node) -> set:
-        return _imported_names(self.get_metadata(QualifiedNameProvider, node, set()))
-
-    def _flag_for(self, names: set):
-        names = rules.with_tf1_spellings(names)
-        if names & rules.SERVED_CONTRIB:
-            return None  # Rewritten to compat_input.
-        for name in sorted(names):
-            if name in rules.FLAGS:
-                return rules.FLAGS[name]
-            for prefix, flag in rules.FLAGS.items():
-                if prefix.endswith(".") and (name.startswith(prefix) or name == prefix[:-1]):
-                    return flag
-        return None
-
-    def visit_Attribute(self, node) -> bool:
-        names = rules.with_tf1_spellings(self._names(node))
-        if any(rules.moved(name) for name in names):
-            self._report_moved(node)
-            return False  # Rewritten by pass 0 to its package.
-        if names & contrib_helpers.HELPERS.keys():
-            self._report_once(node, rules.HELPER_NOTE)
-            return False  # Pass 0 writes the function into the file.
-        if id(node) in self._rewritten_calls:
-            return False  # Pass 0 rewrites the call (rules.CALL_REWRITES).
-        if any(rules.keep_v1(name) for name in names):
-            return False  # Rewritten by pass 2, prefixes included.
-        if names & rules.SERVED_CONTRIB:
-            return False  # Rewritten to compat_input (`tf.contrib.training` is no finding).
-        flag = self._flag_for(names)
-        if flag is not None:
-            self._report(node, flag)
-            return False  # One finding per dotted name, not one per prefix.
-        return True
-
-    def _report_moved(self, node) -> None:
-        self._report_once(node, rules.MOVED_NOTE)
-
-    def _report_once(self, node, flag) -> None:
-        if not any(f.flag is flag for f in self.findings):  # Once a file.
-            self._report(node, flag)
-
-    def visit_ImportFrom(self, node) -> bool:
-        # `from tensorflow.contrib import slim`: the imported name, as an attribute would be.
-        for alias, name in resolve.from_import_names(node):
-            if rules.moved(name):
-                self._report_moved(alias)
-                continue
-            flag = self._flag_for({name})
-            if flag is not None:
-                self._report(alias, flag)
-        return False
-
-    def visit_Assign(self, node) -> None:
-        if not isinstance(node.value, cst.Call) or len(node.targets) != 1:
-            return
-        target = node.targets[0].target
-        if not isinstance(target, cst.Name):
-            return
-        called = self._names(node.value.func)
-        if any(n.endswith(".placeholder") for n in called):
-            self._placeholders.add(target.value)
-        if any(rules.RENAMES.get(n) in rules.PRODUCERS for n in called):
-            self._producers.add(target.value)
-
-    def visit_Call(self, node) -> None:
-        func = node.func
-        called = rules.with_tf1_spellings(self._names(func))
-        if called & rules.CALL_REWRITES.keys() and not any(a.star for a in node.args):
-            self._rewritten_calls.add(id(func))
-        if (
-            isinstance(func, cst.Attribute)
-            and func.attr.value == "size"
-            and isinstance(func.value, cst.Name)
-            and func.value.value in self._producers
-        ):
-            self._report(node, rules.QUEUE_SIZE)
-        served = {rules.RENAMES.get(n) for n in self._names(func)} & rules.BATCHERS
-        if not served:
-            return
-        position = rules.BATCH_SIZE_POSITION[served.pop()]
-        arg = next((a for a in node.args if a.keyword and a.keyword.value == "batch_size"), None)
-        positional = [a for a in node.args if a.keyword is None and not a.star]
-        if arg is None and len(positional) > position:
-            arg = positional[position]
-        if arg is None:
-            return
-        value = arg.value
-        fed = isinstance(value, cst.Name) and value.value in self._placeholders
-        direct = isinstance(value, cst.Call) and any(
-            n.endswith(".placeholder") for n in self._names(value.func)
-        )
-        if fed or direct:
-            self._report(arg, rules.PLACEHOLDER_BATCH_SIZE)
-
-
-def _upgrade_rest(code: str, filename: str) -> tuple:
-    """Pass 1: TensorFlow's own tf_upgrade_v2, as a library, on the rest of the TF1 API.
-
-    Returns the new text and the upgrader's errors as findings.
-    """
-    from tensorflow.tools.compatibility import ast_edits
-    from tensorflow.tools.compatibility import tf_upgrade_v2
-
-    upgrader = ast_edits.ASTCodeUpgrader(tf_upgrade_v2.TFAPIChangeSpec())
-    with contextlib.redirect_stdout(io.StringIO()):  # It prints every rename.
-        parsed, new_code, report, errors = upgrader.update_string_pasta(code, filename)
-    if not parsed:
-        raise ValueError(f"tf_upgrade_v2 could not parse {filename}")
-    del errors  # The report holds them too, with every INFO and WARNING.
-    findings = []
-    lines = code.splitlines()
-    savers = set(_SAVER.findall(code))
-    for entry in report:
-        match = re.match(r"(\d+):(\d+): (INFO|WARNING|ERROR): (.*)", str(entry), re.S)
-        if not match:
-            continue
-        line, column, level = int(match[1]), int(match[2]) + 1, match[3]
-        flag = _upgrader_flag(level, " ".join(match[4].split()))
-        if flag is None:
-            continue
-        if _KERAS_SAVE in flag.message and line <= len(lines):
-            called = re.match(r"([\w.]+)\.save\(", lines[line - 1][column - 1 :])
-            if called and called[1] in savers:
-                continue  # A tf.train.Saver's save: the note is about Keras models.
-        findings.append(Finding(line, column, flag))
-    return new_code, findings
-
-
-# The upgrader's note on every `*.save(...)` call, which concerns Keras models only; and
-# the names a program assigns a `Saver(...)` to, whose saves it is not about.
-_KERAS_SAVE = "*.save requires manual check"
-_SAVER = re.compile(r"^\s*([\w.]+)\s*=\s*[\w.]*\bSaver\(", re.M)
-
-
-# Upgrader notes on what pass 2 rewrites itself, or what disable_v2_behavior() settles.
-_SETTLED = (
-    "The TF 1.x summary API cannot be automatically migrated",  # rules.KEEP_V1_NAMES
-    "returns ResourceVariables by default in 2.0",  # disable_v2_behavior() keeps TF1's
-    # tf.flags becomes tf.compat.v1.flags (rules.KEEP_V1_NAMES), tf.app.flags the
-    # upgrader's tf.compat.v1.app.flags: both exist, which the static check proves.
-    "tf.flags and tf.app.flags have been removed",
-)
-
-
-def _upgrader_flag(level: str, message: str):
-    """Every upgrader message that asks for a check becomes a finding; its "converted"
-    claims are checked on the result instead (resolve.py)."""
-    if any(settled in message for settled in _SETTLED):
-        return None
-    member = re.search(r"Using member tf\.([\w.]+) in deprecated module", message)
-    name = f"tensorflow.{member.group(1)}" if member else None
-    if name and (rules.keep_v1(name) or rules.moved(name) or name in rules.SERVED_CONTRIB):
-        return None  # Rewritten (tf.contrib.rnn cells, contrib.training), checked by resolve.py.
-    if level == "ERROR":
-        return rules.Flag("CI000", "error", f"tf_upgrade_v2: {message}", "known-limits")
-    if level == "WARNING":
-        return rules.Flag("CI009", "warning", f"tf_upgrade_v2: {message}", "upgrader-messages")
-    if "manual check" in message:
-        return rules.Flag("CI010", "note", f"tf_upgrade_v2: {message}", "upgrader-messages")
-    return None  # A plain rename: the static check proves the new name exists.
-
-
 def _imports_tensorflow(module: cst.Module) -> bool:
     for statement in module.body:
         if not isinstance(statement, cst.SimpleStatementLine):
@@ -553,13 +360,13 @@ def migrate_source(
     """
     module = cst.parse_module(code)
     wrapper = cst.MetadataWrapper(module)
-    flags = _Flags()
+    flags = findings.Flags()
     wrapper.visit(flags)
     homes = _ContribToHomes()
     module = wrapper.visit(homes)
     keep = exact.KeepExact(keep_lines)
     module = cst.MetadataWrapper(module).visit(keep)
-    flags.findings.extend(Finding(line, column, flag) for line, column, flag in keep.notes)
+    flags.findings.extend(findings.Finding(line, column, flag) for line, column, flag in keep.notes)
     converted = []
     if to_tfdata:
         module, converted = tfdata.convert(module)
@@ -568,11 +375,11 @@ def migrate_source(
         flags.findings = [
             f for f in flags.findings if not (f.flag.code == "CI001" and f.line in gone)
         ]
-        flags.findings.extend(Finding(c.line, 1, c.flag) for c in converted)
+        flags.findings.extend(findings.Finding(c.line, 1, c.flag) for c in converted)
     if _imports_tensorflow(module):
         # TensorFlow's upgrader next, on the original lines: its complaints then carry the
         # original line numbers, and its tf.compat.v1 spellings are rows of our table.
-        upgraded, upgrader_findings = _upgrade_rest(module.code, filename)
+        upgraded, upgrader_findings = upgrader.upgrade(module.code, filename)
         module = cst.parse_module(upgraded)
     else:
         # tf_upgrade_v2 renames any `tf.` it sees; a module without TensorFlow is not ours.
@@ -584,15 +391,15 @@ def migrate_source(
     serving.keep_runners = to_tfdata
     served = serving.transform_module(module)
     ours = {f.line for f in flags.findings}
-    findings = flags.findings + [f for f in upgrader_findings if f.line not in ours]
+    found = flags.findings + [f for f in upgrader_findings if f.line not in ours]
     final = _GraphMode(codemod.CodemodContext(filename=filename)).transform_module(served)
     # Never trust "converted": each TensorFlow name of the result must exist.
     origin = resolve.line_origins(code, final.code)
     for line, column, flag in resolve.unresolved(final):
         line = origin(line)
         if line not in ours:  # A table row said it already, with its own fix.
-            findings.append(Finding(line, column, flag))
+            found.append(findings.Finding(line, column, flag))
     # Last: the functions written in are whole blocks of lines the original never had.
     final = _with_helpers(final, homes.helpers)
-    findings = sorted(findings, key=lambda f: (f.line, f.column))
-    return Outcome(final.code, findings, sorted(keep.proven_lines))
+    found = sorted(found, key=lambda f: (f.line, f.column))
+    return Outcome(final.code, found, sorted(keep.proven_lines))

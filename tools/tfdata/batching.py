@@ -116,12 +116,8 @@ class Batching:
         return index + 1
 
     def rewrite(self, p: Pipeline, n: int) -> list:
-        dataset, lines = f"_dataset_{n}", []
-        if p.batcher.startswith("shuffle"):
-            lines.append(
-                f"{dataset} = {dataset}.shuffle({p.args['capacity']}, "
-                f"seed={p.args.get('seed', 'None')})"
-            )
+        dataset = f"_dataset_{n}"
+        lines = [shuffled(dataset, p.args)] if p.batcher.startswith("shuffle") else []
         smaller = p.args.get("allow_smaller_final_batch", "False")
         drop = {"True": "False", "False": "True"}.get(smaller, f"not ({smaller})")
         if p.batcher == BUCKET:
@@ -131,6 +127,11 @@ class Batching:
                 f"{dataset} = {dataset}.batch({p.args['batch_size']}, drop_remainder={drop})"
             )
         return lines
+
+
+def shuffled(dataset: str, args: dict) -> str:
+    """A shuffle buffer of the queue's `capacity`, as legacy's RandomShuffleQueue held."""
+    return f"{dataset} = {dataset}.shuffle({args['capacity']}, seed={args.get('seed', 'None')})"
 
 
 def _bucketed(dataset: str, args: dict, drop: str) -> str:

@@ -16,6 +16,7 @@ its enqueue op and its runner must serve nothing else.
 
 import libcst as cst
 
+from . import batching
 from . import syntax
 from .room import Pipeline
 from .syntax import NotThisPattern
@@ -170,12 +171,9 @@ class HandBuiltQueue:
         return threads, enqueued
 
     def rewrite(self, p: Pipeline, n: int) -> list:
-        dataset, lines = f"_dataset_{n}", []
-        if p.batcher.startswith("RandomShuffleQueue"):
-            lines.append(
-                f"{dataset} = {dataset}.shuffle({p.args['capacity']}, "
-                f"seed={p.args.get('seed', 'None')})"
-            )
+        dataset = f"_dataset_{n}"
+        shuffles = p.batcher.startswith("RandomShuffleQueue")
+        lines = [batching.shuffled(dataset, p.args)] if shuffles else []
         lines.append(
             f"{dataset} = {dataset}.batch({p.args['batch_size']}, drop_remainder={p.args['whole']})"
         )
