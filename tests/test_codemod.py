@@ -1306,6 +1306,9 @@ def test_to_tfdata_follows_an_if_on_the_mode_through_each_branch():
     assert (
         len(reasons) == 1 and "e, eq, x, of the example or its queue, is used after" in reasons[0]
     )
+    # ... and what its first branch would have been is not said: both queues are kept.
+    codes = [f.flag.code for f in kept.findings]
+    assert "CI014" not in codes and codes.count("CI001") == 2
 
 
 def test_to_tfdata_converts_a_random_shuffle_queue_to_a_shuffle_buffer():

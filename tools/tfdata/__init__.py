@@ -141,11 +141,16 @@ class ToTfData(cst.CSTTransformer):
             if served in _NOT_YET:
                 self._keep(original[index], _NOT_YET[served])
             if served in ("string_input_producer", "slice_input_producer"):
+                # A pipeline followed through an `if` may convert one branch and then find
+                # the other differs: what the first one reported and counted goes again.
+                before = len(self.findings), self._count, collections.Counter(self._inlined)
                 try:
                     replaced, index = self._convert(original, index, served)
                     body.extend(replaced)
                     continue
                 except NotThisPattern as why:
+                    del self.findings[before[0] :]
+                    self._count, self._inlined = before[1:]
                     self._keep(original[index], str(why))
             start = self._sliced and preloaded_slices.starts_runners(self, original[index])
             if start:
@@ -154,9 +159,12 @@ class ToTfData(cst.CSTTransformer):
             index += 1
         return body
 
-    def _report(self, node, code: str, severity: str, message: str) -> None:
+    def _report(self, node, code: str, severity: str, message: str, last=None) -> None:
+        """A finding at `node`'s line; `last`: the last statement it covers, if another."""
         line = self.get_metadata(PositionProvider, node).start.line
-        self.findings.append(Converted(line, rules.Flag(code, severity, message, "to-tfdata")))
+        end = self.get_metadata(PositionProvider, last).end.line if last is not None else 0
+        flag = rules.Flag(code, severity, message, "to-tfdata")
+        self.findings.append(Converted(line, flag, end))
 
     def _keep(self, statement, why: str) -> None:
         self._report(
@@ -186,15 +194,15 @@ class ToTfData(cst.CSTTransformer):
         raise NotThisPattern("no reader's read(queue) follows the producer")
 
     def _convert(self, block: list, start: int, source: str) -> tuple:
-        _, producer = syntax.call_of(block[start])
+        producer = block[start]
+        _, call = syntax.call_of(producer)
         made = syntax.arguments(
-            producer, preloaded_slices.ARGS if source != "string_input_producer" else _PRODUCER_ARGS
+            call, preloaded_slices.ARGS if source != "string_input_producer" else _PRODUCER_ARGS
         )
         if "shared_name" in made:
             raise NotThisPattern("shared_name: share it through the tf.data service instead")
-        pipeline = Pipeline(syntax.tf_root(producer.func), source, made)
+        pipeline = Pipeline(syntax.tf_root(call.func), source, made)
         room, (index, dependent) = self._source(block, start, source, pipeline)
-        producer = block[start]
         return self._follow(
             block, index, pipeline, room, dependent, producer, producer.leading_lines
         )
@@ -236,9 +244,8 @@ class ToTfData(cst.CSTTransformer):
             "note",
             f"{source} + {pipeline.reader + ' + ' if pipeline.reader else ''}"
             f"{pipeline.batcher} converted to tf.data: {batching.differences(pipeline)}",
+            last=statements[after - 1],
         )
-        last = self.get_metadata(PositionProvider, statements[after - 1]).end.line
-        self.findings[-1].last = last
         return self._emit(room, end, pipeline, leading), after
 
     def _split(self, statements, index, pipeline, room, dependent: set, producer) -> tuple:
