@@ -69,7 +69,9 @@ class _ContribToHomes(cst.CSTTransformer):
 
     def leave_Attribute(self, original_node, updated_node):
         for name in self._names(original_node):
-            root = _tensorflow_root(self, original_node) if name in rules.EXPRESSIONS else None
+            root = (
+                findings.tensorflow_root(self, original_node) if name in rules.EXPRESSIONS else None
+            )
             if root is not None:
                 # tf.contrib.tfprof.model_analyzer.FLOAT_OPS_OPTIONS -> a builder's call.
                 return cst.parse_expression(f"{root.value}.{rules.EXPRESSIONS[name]}")
@@ -94,7 +96,7 @@ class _ContribToHomes(cst.CSTTransformer):
             ),
             None,
         )
-        root = _tensorflow_root(self, original_node.func)
+        root = findings.tensorflow_root(self, original_node.func)
         if rewrite is None or root is None:
             return updated_node
         path, parameters, renamed = rewrite
@@ -115,19 +117,6 @@ class _ContribToHomes(cst.CSTTransformer):
                 )
             args.append(arg)
         return updated_node.with_changes(func=_path(root, path), args=args)
-
-
-def _root(command, node) -> tuple:
-    """The expression `node`'s dotted path starts from, and what it was imported as."""
-    while isinstance(node, cst.Attribute):
-        node = node.value
-    return node, findings.imported_names(command.get_metadata(QualifiedNameProvider, node, set()))
-
-
-def _tensorflow_root(command, node):
-    """The name `node`'s dotted path starts from, where it is TensorFlow's alias, or None."""
-    root, rooted = _root(command, node)
-    return root if isinstance(root, cst.Name) and rooted == {"tensorflow"} else None
 
 
 def _after_imports(body) -> int:
@@ -179,14 +168,14 @@ class _ServeFromCompatInput(codemod.VisitorBasedCodemodCommand):
         )
         for name in names:
             if self.keep_runners and rules.RENAMES.get(name) in rules.RUNNERS:
-                root = _tensorflow_root(self, original_node)
+                root = findings.tensorflow_root(self, original_node)
                 if root is not None:
                     return _path(root, f"compat.v1.train.{rules.RENAMES[name]}")
             if name in rules.RENAMES:
                 AddImportsVisitor.add_needed_import(self.context, "compat_input")
                 return _compat(rules.RENAMES[name])
             path = rules.keep_v1(name)
-            root = _tensorflow_root(self, original_node) if path else None
+            root = findings.tensorflow_root(self, original_node) if path else None
             if root is not None:
                 # tf.summary.scalar -> tf.compat.v1.summary.scalar, same alias.
                 return _path(root, path)
@@ -235,7 +224,7 @@ class _ServeFromCompatInput(codemod.VisitorBasedCodemodCommand):
 def _rooted_in_moved(command, node: cst.Attribute) -> bool:
     """Whether `node`'s root name is itself a moved module (`slim` of `from tensorflow.contrib
     import slim`), whose import pass 2 rewrites: `slim.conv2d` then stays as written."""
-    root, rooted = _root(command, node)
+    root, rooted = findings.root(command, node)
     return isinstance(root, cst.Name) and any(rules.moved(name) for name in rooted)
 
 

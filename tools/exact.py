@@ -22,8 +22,8 @@ import types
 import libcst as cst
 from libcst.metadata import PositionProvider
 from libcst.metadata import QualifiedNameProvider
-from libcst.metadata import QualifiedNameSource
 
+from . import findings
 from . import rules
 
 # Elementwise math functions TensorFlow 2 exports as separate (dispatch-wrapped) objects
@@ -132,8 +132,9 @@ class KeepExact(cst.CSTTransformer):
             self._plain_calls.add(id(node.func))
 
     def leave_Attribute(self, original_node, updated_node):
-        names = self.get_metadata(QualifiedNameProvider, original_node, set())
-        names = {q.name for q in names if q.source == QualifiedNameSource.IMPORT}
+        names = findings.imported_names(
+            self.get_metadata(QualifiedNameProvider, original_node, set())
+        )
         if len(names) != 1:
             return updated_node
         name = names.pop()
@@ -142,21 +143,17 @@ class KeepExact(cst.CSTTransformer):
         if name in rules.RENAMES or rules.keep_v1(name) or rules.moved(name):
             return updated_node  # Pass 2 (or pass 0) serves it.
         path = name[len("tensorflow.") :]
-        line = self.get_metadata(PositionProvider, original_node).start.line
-        called = id(original_node) in self._plain_calls and line not in self.keep_lines
+        start = self.get_metadata(PositionProvider, original_node).start
+        called = id(original_node) in self._plain_calls and start.line not in self.keep_lines
         if not kept(path, called):
             if changed(path) is not None:
-                self.proven_lines.add(line)
+                self.proven_lines.add(start.line)
             return updated_node
-        root = original_node
-        while isinstance(root, cst.Attribute):
-            root = root.value
-        rooted = self.get_metadata(QualifiedNameProvider, root, set())
-        if not isinstance(root, cst.Name) or {q.name for q in rooted} != {"tensorflow"}:
+        root = findings.tensorflow_root(self, original_node)
+        if root is None:
             return updated_node  # `from tensorflow import image`: the upgrader leaves it too.
         if path not in self._noted:
             self._noted.add(path)
-            start = self.get_metadata(PositionProvider, original_node).start
             self.notes.append((start.line, start.column + 1, _flag(path)))
         result = cst.Attribute(value=root, attr=cst.Name("compat"))
         for part in ["v1", *path.split(".")]:

@@ -1,6 +1,6 @@
 """What the codemod reports for a person: findings, and the visitor that finds the
-patterns of rules.FLAGS (and the fed batch sizes and read queue sizes) in a TF1 file.
-Nothing here rewrites code."""
+patterns of rules.FLAGS (and the fed batch sizes and read queue sizes) in a TF1 file;
+and how every pass reads the names a node was imported as. Nothing here rewrites code."""
 
 import dataclasses
 
@@ -27,6 +27,19 @@ class Finding:
 
 def imported_names(node_metadata) -> set:
     return {q.name for q in node_metadata if q.source == QualifiedNameSource.IMPORT}
+
+
+def root(command, node) -> tuple:
+    """The expression `node`'s dotted path starts from, and what it was imported as."""
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return node, imported_names(command.get_metadata(QualifiedNameProvider, node, set()))
+
+
+def tensorflow_root(command, node):
+    """The name `node`'s dotted path starts from, where it is TensorFlow's alias, or None."""
+    start, rooted = root(command, node)
+    return start if isinstance(start, cst.Name) and rooted == {"tensorflow"} else None
 
 
 class Flags(cst.CSTVisitor):

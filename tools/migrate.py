@@ -182,9 +182,10 @@ def _repeats(path: str, run_args: list) -> bool:
 def verify_run(
     path: str, outcome, run_args: list, batches: int, unordered: bool, out=None, to_tfdata=False
 ):
-    """Runs the original on legacy queues and the migrated copy; returns ("same",
-    "differs" or "failed" (a side did not run), the code to keep). Where they differ, the upgraded calls are kept on
-    tf.compat.v1 half at a time to find the line whose upgrade made the difference."""
+    """Runs the original on legacy queues and the migrated copy; returns ("same", "differs"
+    or "failed" (a side did not run), the code to keep). Where they differ, the upgraded
+    calls are kept on tf.compat.v1 half at a time to find the line whose upgrade made the
+    difference."""
     out = out or sys.stdout
     with open(path, encoding="utf-8") as f:
         original = f.read()
@@ -285,16 +286,16 @@ def main(argv=None) -> int:
     files = _python_files(args.paths)
     counts = {"changed": 0, "unchanged": 0, "skipped": 0, "failed": 0}
     needs_person = 0
+    # A file verified by running it is written after the run: the original runs first.
+    comparing = args.verify and run_args is not None
     for index, path in enumerate(files, 1):
-        # A file verified by running it is written after the run: the original runs first.
-        comparing = args.verify and run_args is not None
         status, findings, outcome = migrate_file(
             path, write=write and not comparing, show_diff=args.diff, to_tfdata=args.to_tfdata
         )
-        if args.verify and outcome is not None and run_args is None:
+        if args.verify and not comparing and outcome is not None:
             if not verify(path, outcome.code):
                 status = "failed"
-        elif args.verify and outcome is not None:
+        elif comparing and outcome is not None:
             verdict, code = verify_run(
                 path,
                 outcome,
