@@ -105,10 +105,9 @@ class HandBuiltQueue:
         at, target, call, method = dequeue
         if len(call.args) != 1 or (call.args[0].keyword and call.args[0].keyword.value != "n"):
             raise NotThisPattern(f"{queue}.{method} takes more than the batch size")
-        tensors = cst.parse_expression(syntax.code(enqueued))
-        if not isinstance(tensors, (cst.List, cst.Tuple)):
+        if not isinstance(enqueued, (cst.List, cst.Tuple)):
             raise NotThisPattern("the enqueued tensors are not a list")
-        names = [syntax.code(e.value) for e in tensors.elements]
+        names = [syntax.code(e.value) for e in enqueued.elements]
         if not set(names) <= dependent:
             raise NotThisPattern("the enqueued tensors are not computed per example")
         returned = names[0] if len(names) == 1 else "(" + ", ".join(names) + ")"
