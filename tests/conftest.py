@@ -49,6 +49,34 @@ def _nothing_installed_between_tests():
     compat_input.uninstall()
 
 
+_BATCHERS = tuple(
+    f"{kind} '"
+    for kind in (
+        "batch",
+        "maybe_batch",
+        "batch_join",
+        "maybe_batch_join",
+        "shuffle_batch",
+        "maybe_shuffle_batch",
+        "shuffle_batch_join",
+        "maybe_shuffle_batch_join",
+    )
+)
+
+
+@pytest.fixture(autouse=True)
+def _every_servable_batcher_is_served(request):
+    """No silent fallback: a batcher the suite builds runs on TensorFlow's queues only in a
+    test marked `falls_back` (tests/test_legacy_fallback.py)."""
+    from compat_input._src.batchers import legacy_fallback
+
+    before = len(legacy_fallback.kept)
+    yield
+    if request.node.get_closest_marker("falls_back") is None:
+        kept = [line for line in legacy_fallback.kept[before:] if line.startswith(_BATCHERS)]
+        assert not kept, f"served on TensorFlow's queues: {kept}"
+
+
 @pytest.fixture
 def training():
     """`tf.contrib.training` as a TF1 program reaches it once compat_input is installed."""
@@ -73,6 +101,9 @@ def installed():
 
 def pytest_configure(config):
     """`COMPAT_INPUT_MUTANT=<name>`: plant one deliberate bug (tests/mutants.py)."""
+    config.addinivalue_line(
+        "markers", "falls_back: the test builds batchers that run on TensorFlow's queues"
+    )
     name = os.environ.get("COMPAT_INPUT_MUTANT")
     if name:
         import mutants

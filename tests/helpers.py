@@ -114,9 +114,12 @@ def run_scenario(
     init_local: bool = True,
     timeout_ms: int = 20000,
     install: bool = False,
+    feed: Optional[Callable[[int], dict]] = None,
 ) -> Run:
     """Runs `build(api)` in a fresh graph and session until the input ends or `steps`.
 
+    `feed(step)`: the feed_dict of each step's run (tensor names as keys), the runs after
+    the end included (their steps go on counting).
     `install=True` (compat_input only) runs it with `compat_input.install()` in force, for
     what needs the hooks (errors that name their record); it is undone after.
     """
@@ -130,7 +133,7 @@ def run_scenario(
                 served = vars(compat_api())
                 missed = [n for n, f in vars(api).items() if n != "name" and f is not served[n]]
                 assert not missed, f"install() left these on legacy queues: {missed}"
-            return run_scenario(api, build, steps, init_local, timeout_ms)
+            return run_scenario(api, build, steps, init_local, timeout_ms, feed=feed)
         finally:
             compat_input.uninstall()
     assert not install or api.name == "compat", "the oracle never runs with compat_input installed"
@@ -150,16 +153,17 @@ def run_scenario(
             coord = tf1.train.Coordinator()
             threads = api.start_queue_runners(sess, coord=coord)
             values, error, message, after = [], None, "", []
-            for _ in range(steps):
+            step = 0
+            for step in range(steps):
                 try:
-                    values.append(plain(sess.run(fetches)))
+                    values.append(plain(sess.run(fetches, feed and feed(step))))
                 except tf.errors.OpError as e:
                     error, message = type(e), e.message
                     break
             if error is tf.errors.OutOfRangeError:
-                for _ in range(2):
+                for later in range(2):
                     try:
-                        sess.run(fetches)
+                        sess.run(fetches, feed and feed(step + 1 + later))
                         after.append(None)
                     except tf.errors.OpError as e:
                         after.append(type(e))

@@ -534,16 +534,6 @@ def test_cond_lookup_table_and_py_func_run_inside_the_captured_graph(tmp_path):
     )
 
 
-def test_a_batch_size_fed_by_placeholder_is_refused_with_the_way_out():
-    with tf.Graph().as_default():
-        x = compat_input.range_input_producer(4).dequeue()
-        size = tf1.placeholder(tf.int32, [], name="bs")
-        with pytest.raises(
-            compat_input.CaptureError, match="batch_size is fed through a placeholder"
-        ):
-            compat_input.batch([x], size)
-
-
 def _limit_epochs_without_a_source(api):
     return [api.limit_epochs(tf.constant([1, 2]), num_epochs=5)]
 

@@ -85,7 +85,7 @@ def test_a_small_priority_queue_orders_what_it_holds_as_a_full_queue():
 
 
 def test_a_named_priority_queue_is_left_to_tensorflow_and_said():
-    from compat_input._src.batchers import queues
+    from compat_input._src.batchers import legacy_fallback
 
     def build(api):
         queue = api.PriorityQueue(16, [tf.string], shapes=[[]], names=["priority", "word"])
@@ -96,7 +96,7 @@ def test_a_named_priority_queue_is_left_to_tensorflow_and_said():
         api.add_queue_runner(api.QueueRunner(queue, [enqueue]))
         return queue.dequeue()
 
-    before = len(queues.left_alone)
+    before = len(legacy_fallback.kept)
     compat = assert_same(build)
-    assert any("with names" in why for why in queues.left_alone[before:])
+    assert any("with names" in why for why in legacy_fallback.kept[before:])
     assert [v["priority"] for v in compat.values] == sorted(_PRIORITIES)

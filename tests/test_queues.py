@@ -14,7 +14,7 @@ import pytest
 import tensorflow as tf
 
 import compat_input
-from compat_input._src.batchers import queues
+from compat_input._src.batchers import legacy_fallback
 from helpers import assert_same
 from helpers import assert_same_examples
 from helpers import compat_api
@@ -163,7 +163,7 @@ def test_two_dequeues_in_one_run_take_two_elements_as_legacy():
 
 def test_queue_fed_from_python_is_left_to_tensorflow_and_said():
     for api in (legacy_api(), compat_api()):
-        before = len(queues.left_alone)
+        before = len(legacy_fallback.kept)
         with tf.Graph().as_default():
             value = tf1.placeholder(tf.int32, [])
             q = api.FIFOQueue(4, [tf.int32], shapes=[[]], name="fed")
@@ -175,7 +175,7 @@ def test_queue_fed_from_python_is_left_to_tensorflow_and_said():
                 assert [sess.run(out), sess.run(out)] == [3, 4]
         if api.name == "compat":
             assert not _served(q)
-            assert "FIFOQueue 'fed': no QueueRunner fed it" in queues.left_alone[before]
+            assert "FIFOQueue 'fed': no QueueRunner fed it" in legacy_fallback.kept[before]
 
 
 def test_reading_a_served_queue_two_ways_names_the_first_read():

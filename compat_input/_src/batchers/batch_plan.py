@@ -25,6 +25,7 @@ from compat_input._src.capture import hand_built_queues
 from compat_input._src.capture import joins
 from compat_input._src.capture.example_lists import ExampleList
 from compat_input._src.capture.example_lists import capture_list
+from compat_input._src.core import errors
 from compat_input._src.core import graph_ops
 from compat_input._src.core.options import options
 from compat_input._src.core.state_variables import initial
@@ -51,7 +52,8 @@ class BatchPlan:
     lists: list[ExampleList]
     join: Callable  # A strategy of capture/joins.py.
     keep: Any  # True, False, or a scalar/vector keep_input tensor.
-    size: Any  # int, an int64 tensor fixed when the pipeline starts, or None: no batches.
+    # int; legacy_arguments.PerRun: the count each run computes; None: no batches.
+    size: Any
     capacity: int
     shuffle: Optional[Shuffle]
     dynamic_pad: bool
@@ -145,6 +147,8 @@ def plan(
     else:
         example_shapes = legacy_arguments.shapes(flat_lists, shapes, enqueue_many, dynamic_pad)
         size = legacy_arguments.batch_size(batch_size, what)
+        if isinstance(size, legacy_arguments.PerRun):
+            _check_per_run(flat_lists, example_shapes, dynamic_pad, what)
     lists = [capture_list(tl, keep, what, example_shapes, enqueue_many) for tl in flat_lists]
     for item in lists:
         item.what = scope.rstrip("/")  # The pipeline's name, as the run's report gives it.
@@ -184,6 +188,15 @@ def plan(
             None,
         ),
     )
+
+
+def _check_per_run(flat_lists: list, shapes: list, dynamic_pad: bool, what: str) -> None:
+    """A batch size computed each run stacks dense examples of one shape (Pipeline.get_many)."""
+    if dynamic_pad or any(isinstance(t, tf.SparseTensor) for tl in flat_lists for t in tl):
+        raise errors.CaptureError(
+            f"{what}: a batch size computed at run time is served for dense examples of fixed "
+            "shapes; this one pads or batches SparseTensors. Give batch_size as a Python int."
+        )
 
 
 def _line_up_blocks(lists: list, size, enqueue_many: bool) -> None:
@@ -325,15 +338,29 @@ def build(plan: BatchPlan) -> pipeline_lib.Source:
 
 
 def read(
-    plan: BatchPlan, source: pipeline_lib.Source, name: Optional[str] = None, shapes=None
+    plan: BatchPlan,
+    source: pipeline_lib.Source,
+    name: Optional[str] = None,
+    shapes=None,
+    count=None,
 ) -> Any:
     """The next batch of the plan's pipeline, as a new read (a program's own queue read
     twice takes two batches in one run, as two dequeues did). `shapes`: the static shapes
-    the legacy op gave its outputs, where they knew less than the pipeline does."""
+    the legacy op gave its outputs, where they knew less than the pipeline does. `count`:
+    this read's own count, where each run computes it (another dequeue_many(n) of a
+    queue)."""
     pipeline = source.make_pipeline()
     if plan.counters is not None:
         pipeline.skip_counts = tuple(c.read_value() for c in plan.counters)
-    batch = pipeline.get_next(name=name or plan.scope, after=_count_taken(plan))
+    if isinstance(plan.size, legacy_arguments.PerRun):
+        batch = pipeline.get_many(
+            plan.size.count if count is None else count,
+            plan.allow_smaller_final_batch,
+            name=name or plan.scope,
+            after=_count_taken(plan),
+        )
+    else:
+        batch = pipeline.get_next(name=name or plan.scope, after=_count_taken(plan))
     flat = tf.nest.flatten(batch)  # One component: a bare element, not a tuple.
     if shapes is not None:
         flat = [

@@ -11,6 +11,7 @@ from typing import Optional
 import tensorflow as tf
 
 from compat_input._src.batchers import batch_plan
+from compat_input._src.batchers import legacy_fallback
 from compat_input._src.batchers.structures import Structure
 from compat_input._src.core import tracing
 
@@ -28,6 +29,7 @@ def _batcher(
     default_name: str,
     name,
     shuffle: Optional[tuple] = None,  # (min_after_dequeue, seed)
+    legacy: dict,  # The call's own arguments, for TensorFlow's function of the same name.
     **arguments,
 ):
     if tf.executing_eagerly():
@@ -42,20 +44,28 @@ def _batcher(
     inputs = [t for tl in flat_lists for t in tl if not isinstance(t, tf.SparseTensor)]
     shuffle = None if shuffle is None else batch_plan.Shuffle(*shuffle)
     with tf1.name_scope(name, default_name, inputs) as scope:
-        batch_plan.check_capacity(arguments["capacity"], shuffle)
-        if not flat_lists or not flat_lists[0]:
-            raise ValueError(f"Expected at least one tensor in {default_name}().")
-        plan = batch_plan.plan(
-            scope,
-            structure,
-            flat_lists,
-            batch_size,
-            keep_input,
-            what=what,
-            shuffle=shuffle,
-            **arguments,
+
+        def serve():
+            batch_plan.check_capacity(arguments["capacity"], shuffle)
+            if not flat_lists or not flat_lists[0]:
+                raise ValueError(f"Expected at least one tensor in {default_name}().")
+            plan = batch_plan.plan(
+                scope,
+                structure,
+                flat_lists,
+                batch_size,
+                keep_input,
+                what=what,
+                shuffle=shuffle,
+                **arguments,
+            )
+            return batch_plan.serve(plan)
+
+        # Built again by legacy's function in the scope opened here: its outputs keep the
+        # names legacy gave them ("batch:0").
+        return legacy_fallback.served_or_legacy(
+            what, scope, serve, lambda legacy_function: legacy_function(**{**legacy, "name": scope})
         )
-        return batch_plan.serve(plan)
 
 
 def batch(
@@ -76,6 +86,7 @@ def batch(
     (legacy order depended on thread timing); `shared_name` names a tf.data service job
     when a service is configured (see `configure`), and is otherwise ignored.
     """
+    legacy = dict(locals())
     return _batcher(
         [tensors],
         tensors,
@@ -83,6 +94,7 @@ def batch(
         True,
         what="batch",
         default_name="batch",
+        legacy=legacy,
         capacity=capacity,
         enqueue_many=enqueue_many,
         shapes=shapes,
@@ -111,6 +123,7 @@ def maybe_batch(
 
     Differences: as `batch`; dropped examples are filtered out by tf.data.
     """
+    legacy = dict(locals())
     return _batcher(
         [tensors],
         tensors,
@@ -118,6 +131,7 @@ def maybe_batch(
         keep_input,
         what="maybe_batch",
         default_name="batch",
+        legacy=legacy,
         capacity=capacity,
         enqueue_many=enqueue_many,
         shapes=shapes,
@@ -146,12 +160,14 @@ def batch_join(
     timing); readers over one producer read files side by side; `shared_name` names a tf.data service job
     when a service is configured (see `configure`), and is otherwise ignored.
     """
+    legacy = dict(locals())
     return _join(
         tensors_list,
         batch_size,
         True,
         "batch_join",
         "batch_join",
+        legacy=legacy,
         capacity=capacity,
         enqueue_many=enqueue_many,
         shapes=shapes,
@@ -178,12 +194,14 @@ def maybe_batch_join(
 
     Differences: as `batch_join`.
     """
+    legacy = dict(locals())
     return _join(
         tensors_list,
         batch_size,
         keep_input,
         "maybe_batch_join",
         "batch_join",
+        legacy=legacy,
         capacity=capacity,
         enqueue_many=enqueue_many,
         shapes=shapes,
@@ -214,6 +232,7 @@ def shuffle_batch(
     even with `num_threads > 1` (legacy's were not); `shared_name` names a tf.data service job
     when a service is configured (see `configure`), and is otherwise ignored.
     """
+    legacy = dict(locals())
     return _batcher(
         [tensors],
         tensors,
@@ -221,6 +240,7 @@ def shuffle_batch(
         True,
         what="shuffle_batch",
         default_name="shuffle_batch",
+        legacy=legacy,
         capacity=capacity,
         enqueue_many=enqueue_many,
         shapes=shapes,
@@ -251,6 +271,7 @@ def maybe_shuffle_batch(
 
     Differences: as `shuffle_batch`.
     """
+    legacy = dict(locals())
     return _batcher(
         [tensors],
         tensors,
@@ -258,6 +279,7 @@ def maybe_shuffle_batch(
         keep_input,
         what="maybe_shuffle_batch",
         default_name="shuffle_batch",
+        legacy=legacy,
         capacity=capacity,
         enqueue_many=enqueue_many,
         shapes=shapes,
@@ -286,12 +308,14 @@ def shuffle_batch_join(
 
     Differences: as `batch_join` and `shuffle_batch`.
     """
+    legacy = dict(locals())
     return _join(
         tensors_list,
         batch_size,
         True,
         "shuffle_batch_join",
         "shuffle_batch_join",
+        legacy=legacy,
         capacity=capacity,
         enqueue_many=enqueue_many,
         shapes=shapes,
@@ -320,12 +344,14 @@ def maybe_shuffle_batch_join(
 
     Differences: as `batch_join` and `shuffle_batch`.
     """
+    legacy = dict(locals())
     return _join(
         tensors_list,
         batch_size,
         keep_input,
         "maybe_shuffle_batch_join",
         "shuffle_batch_join",
+        legacy=legacy,
         capacity=capacity,
         enqueue_many=enqueue_many,
         shapes=shapes,

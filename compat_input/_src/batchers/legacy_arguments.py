@@ -3,10 +3,9 @@
 batch_plan.py makes a plan from them; these helpers convert and check each one.
 """
 
-import tensorflow as tf
+import dataclasses
 
-from compat_input._src.capture import capture as capture_lib
-from compat_input._src.core import errors
+import tensorflow as tf
 
 tf1 = tf.compat.v1
 
@@ -76,18 +75,20 @@ def shapes(lists: list, shapes, enqueue_many: bool, dynamic_pad: bool) -> list:
     return result
 
 
+@dataclasses.dataclass(frozen=True)
+class PerRun:
+    """A batch size that each run computes (a fed placeholder, a variable, another input's
+    value): each read takes that many examples, as legacy's dequeue_many(tensor) did."""
+
+    count: tf.Tensor
+
+
 def batch_size(batch_size, what: str):
-    if isinstance(batch_size, tf.Tensor):
+    """An int, or PerRun where legacy's queue read the size as each dequeue ran."""
+    if isinstance(batch_size, (tf.Tensor, tf.Variable)):
+        batch_size = tf.convert_to_tensor(batch_size)
         static = tf.get_static_value(batch_size)
         if static is not None:
             return int(static)
-        try:
-            capture_lib.capture([batch_size], f"{what} batch_size")
-        except errors.CaptureError as e:
-            raise errors.CaptureError(
-                f"{what}: batch_size is fed through a placeholder; a tf.data pipeline fixes its "
-                "batch size when it starts. Use a constant or a variable set before start. "
-                f"({e})"
-            ) from None
-        return tf.cast(batch_size, tf.int64)
+        return PerRun(batch_size)
     return int(batch_size)

@@ -7,6 +7,7 @@
 
 import tensorflow as tf
 
+from compat_input._src.batchers import legacy_arguments
 from compat_input._src.core import dataset_ops
 from compat_input._src.core import graph_ops
 from compat_input._src.runtime import data_service
@@ -190,6 +191,13 @@ def batch_examples(plan, dataset: tf.data.Dataset) -> tf.data.Dataset:
         return plan.regroup(dataset)
     if plan.size is None:
         return dataset
+    if isinstance(plan.size, legacy_arguments.PerRun):
+        # Each read stacks its own count (Pipeline.get_many): examples leave one by one.
+        return (
+            dataset.map(lambda *x: x[:-1])
+            if plan.keep_column and not plan.enqueue_many
+            else dataset
+        )
     if plan.buckets is not None:
         return _batch_in_buckets(plan, dataset)
     drop = not plan.allow_smaller_final_batch
@@ -207,7 +215,7 @@ def prefetch_batches(plan, dataset: tf.data.Dataset) -> tf.data.Dataset:
     # the batches made ahead together.
     if plan.regroup is not None:
         ahead = 2  # Batches of a contrib batcher (legacy's capacity counted examples).
-    elif plan.size is None:
+    elif plan.size is None or isinstance(plan.size, legacy_arguments.PerRun):
         ahead = max(1, plan.capacity - plan.shuffle_buffer)
     elif isinstance(plan.size, int):
         ahead = max(1, (plan.capacity - plan.shuffle_buffer) // plan.size)

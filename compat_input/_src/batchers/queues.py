@@ -15,7 +15,7 @@ The queue itself is still made, as legacy made it (enqueue ops need its handle, 
 seed is drawn where legacy drew it), and nothing runs it. Its runner (runners.QueueRunner)
 starts no threads. A queue whose first dequeue finds no runner of ours to feed it (fed from
 Python, a token queue, a runner made later) is left to TensorFlow and named in
-`left_alone`, which `compat-input run` reports at exit.
+`legacy_fallback.kept`, which `compat-input run` reports at exit.
 """
 
 from typing import Any
@@ -24,6 +24,7 @@ from typing import Optional
 import tensorflow as tf
 
 from compat_input._src.batchers import batch_plan
+from compat_input._src.batchers import legacy_fallback
 from compat_input._src.batchers.structures import Structure
 from compat_input._src.core import errors
 from compat_input._src.core import graph_ops
@@ -36,8 +37,8 @@ from compat_input._src.runtime import runners
 tf1 = tf.compat.v1
 
 _ENQUEUES = {"QueueEnqueueV2": False, "QueueEnqueueManyV2": True}  # op type: enqueue_many
-# "queue 'name': why it stays on TensorFlow's queue", for `compat-input run`'s report.
-left_alone: list = []
+# A read's count that each run computes, in a queue's served kind.
+_PER_RUN = "a count computed at run time"
 
 
 def _runners_of(queue) -> list:
@@ -129,8 +130,6 @@ class _Served:
         runs = _runners_of(self)
         why = _why_not_served(self, what, runs)
         static_n = None if n is None else tf.get_static_value(n)
-        if why is None and n is not None and static_n is None:
-            why = f"{what} takes a count computed at run time"
         defined = (
             (lambda s: s.rank is not None)
             if self._dynamic_pad
@@ -140,9 +139,14 @@ class _Served:
             # Legacy fails as it runs (DequeueMany requires the components to have specified
             # shapes); left to it, the program gets that error.
             why = f"{what} from a queue made without shapes"
-        kind = (what, None if static_n is None else int(static_n))
+        if n is None:
+            kind = (what, None)
+        elif static_n is None:  # Computed each run (a fed placeholder): each read its own.
+            kind = (what, _PER_RUN)
+        else:
+            kind = (what, int(static_n))
         if why is not None:
-            left_alone.append(f"{type(self).__name__} '{self.name}': {why}")
+            legacy_fallback.keep(f"{type(self).__name__} '{self.name}': {why}")
             return None
         if self._served_kind is not None:
             if kind != self._served_kind:
@@ -155,12 +159,12 @@ class _Served:
                     "queue with tf.compat.v1.queue's classes before compat_input.install()."
                 )
             with tf1.name_scope(name, self._read_name(what)) as scope:
-                return self._read(scope)
+                return self._read(scope, n)
         try:
-            plan = self._plan(kind, runs, name)
+            plan = self._plan(kind, n, runs, name)
         except (ValueError, TypeError, errors.CaptureError) as error:
             # Legacy built this queue and its runner; it stays theirs, and works as before.
-            left_alone.append(f"{type(self).__name__} '{self.name}': {error}")
+            legacy_fallback.keep(f"{type(self).__name__} '{self.name}': {error}")
             return None
         self._served_kind, self._served_where = kind, errors.created_at(self.queue_ref.op)
         plan.closed = self._closed_flag().handle
@@ -169,14 +173,16 @@ class _Served:
         for size in self._early_sizes:
             with tf_internals.at_root(size.graph):
                 tf_internals.rewire_input(size, 0, tf.constant(self._capacity(), tf.int32))
-        return self._read(None)
+        return self._read(None, n)
 
-    def _read(self, name: Optional[str]) -> Any:
+    def _read(self, name: Optional[str], n) -> Any:
         relaxed = list(self.shapes) if self._served_kind[1] is None else None
-        return batch_plan.read(*self._served, name=name, shapes=relaxed)
+        count = n if self._served_kind[1] is _PER_RUN else None
+        return batch_plan.read(*self._served, name=name, shapes=relaxed, count=count)
 
-    def _plan(self, kind, runs: list, name: Optional[str]) -> batch_plan.BatchPlan:
-        what, n = kind
+    def _plan(self, kind, n, runs: list, name: Optional[str]) -> batch_plan.BatchPlan:
+        what, count = kind
+        n = n if count is _PER_RUN else count
         ops = [op for r in runs for op in r.enqueue_ops]
         distinct = list({op.name: op for op in ops}.values())
         enqueue_many = _ENQUEUES[distinct[0].type]

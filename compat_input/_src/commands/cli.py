@@ -45,7 +45,7 @@ _KERAS_2_HINT = (
 
 
 def _report() -> None:
-    from compat_input._src.batchers import queues
+    from compat_input._src.batchers import legacy_fallback
     from compat_input._src.capture import vectorize
     from compat_input._src.runtime import pipeline
 
@@ -58,8 +58,9 @@ def _report() -> None:
     # How each batcher ran its per-example graph, so that a slow path is never silent.
     for what, how in dict.fromkeys(vectorize.mappings):
         print(f"compat-input: {what} ran {how}", file=sys.stderr)
-    # The program's own queues that stayed TensorFlow's, and why: never silently slow.
-    for line in dict.fromkeys(queues.left_alone):
+    # Inputs and the program's own queues that stayed TensorFlow's, and why: never
+    # silently slow.
+    for line in dict.fromkeys(legacy_fallback.kept):
         print(f"compat-input: left on TensorFlow's queue: {line}", file=sys.stderr)
 
 

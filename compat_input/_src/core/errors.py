@@ -6,6 +6,7 @@ cannot be built, a graph it cannot capture) derives from one base class.
 """
 
 import os
+import sys
 import sysconfig
 
 import tensorflow as tf
@@ -42,3 +43,13 @@ def created_at(op: tf.Operation) -> str:
         if not os.path.abspath(filename).startswith(_LIBRARIES):
             return f"{filename}:{lineno}"
     return "<unknown location>"
+
+
+def calling_line() -> str:
+    """`file:line` of the program's frame that called into compat_input, or ""."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if not os.path.abspath(frame.f_code.co_filename).startswith(_LIBRARIES):
+            return f"{frame.f_code.co_filename}:{frame.f_lineno}"
+        frame = frame.f_back
+    return ""

@@ -77,16 +77,7 @@ def apply(patches: Iterable[Patch], options: dict, serve: bool) -> None:
 def undo() -> None:
     """Restores every attribute `apply` replaced, exactly as it was."""
     with _lock:
-        for owner, name, original in reversed(list(_saved.values())):
-            if isinstance(owner, dict):
-                if original is _MISSING:
-                    owner.pop(name, None)
-                else:
-                    owner[name] = original
-            elif original is _MISSING:
-                delattr(owner, name)
-            else:
-                setattr(owner, name, original)
+        _put_back(list(_saved.values()))
         _saved.clear()
 
 
@@ -107,6 +98,35 @@ def tensorflows_own(cls: type):
             yield
         finally:
             setattr(module, cls.__name__, served)
+
+
+@contextlib.contextmanager
+def originals():
+    """While it lasts, every attribute `apply` replaced holds what TensorFlow shipped again:
+    an input compat_input cannot serve is built by TensorFlow's own input functions, whose
+    queues and runners must be TensorFlow's classes (batchers/legacy_fallback.py)."""
+    with _lock:
+        served = [(owner, name, _own(owner, name)) for owner, name, _ in _saved.values()]
+        _put_back(list(_saved.values()))
+    try:
+        yield
+    finally:
+        with _lock:
+            _put_back(served)
+
+
+def _put_back(records: list) -> None:
+    for owner, name, value in reversed(records):
+        if isinstance(owner, dict):
+            if value is _MISSING:
+                owner.pop(name, None)
+            else:
+                owner[name] = value
+        elif value is _MISSING:
+            if name in vars(owner):
+                delattr(owner, name)
+        else:
+            setattr(owner, name, value)
 
 
 def installed() -> bool:

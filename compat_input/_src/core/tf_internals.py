@@ -50,17 +50,28 @@ def seed_counter_kept(graph: tf.Graph):
     """Leaves `graph`'s counter of op seeds (`get_seed`) as it was: a one-shot iterator
     draws from it. Legacy input functions draw only where they make a random op, and every
     random op a program makes after its input takes the counter's next value."""
-    from tensorflow.python.framework import random_seed
-
-    counters = random_seed._graph_to_seed_dict
-    before = counters.get(graph)
+    before = seed_counter(graph)
     try:
         yield
     finally:
-        if before is None:
-            counters.pop(graph, None)
-        else:
-            counters[graph] = before
+        set_seed_counter(graph, before)
+
+
+def seed_counter(graph: tf.Graph):
+    """`graph`'s counter of op seeds (`get_seed`), or None before its first draw."""
+    from tensorflow.python.framework import random_seed
+
+    return random_seed._graph_to_seed_dict.get(graph)
+
+
+def set_seed_counter(graph: tf.Graph, value) -> None:
+    """Puts back a value `seed_counter` read."""
+    from tensorflow.python.framework import random_seed
+
+    if value is None:
+        random_seed._graph_to_seed_dict.pop(graph, None)
+    else:
+        random_seed._graph_to_seed_dict[graph] = value
 
 
 def update_input(op: tf.Operation, index: int, tensor: tf.Tensor) -> None:
