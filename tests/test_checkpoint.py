@@ -3,11 +3,14 @@
 import collections
 import logging
 
+import pytest
 import tensorflow as tf
 
 import compat_input
 from helpers import assert_pristine
+from helpers import compat_api
 from helpers import drain
+from helpers import legacy_api
 
 tf1 = tf.compat.v1
 
@@ -99,7 +102,7 @@ def test_supervisor_restores_a_checkpoint_written_without_positions(tmp_path, ca
         with caplog.at_level(logging.WARNING), sv.managed_session() as sess:
             assert sess.run(sv.global_step) == 1
             assert sess.run(batch).tolist() == _uninterrupted()[0]
-    assert "holds no input positions" in caplog.text
+    assert "holds no input position for" in caplog.text
 
 
 def test_stock_supervisor_checkpoints_positions_before_starting_queue_runners(tmp_path):
@@ -184,7 +187,7 @@ def test_a_plain_saver_restores_a_checkpoint_written_without_positions(tmp_path,
             compat_input.start_queue_runners(sess)
             assert sess.run(tf1.train.get_global_step()) == 1
             assert sess.run(batch).tolist() == _uninterrupted()[0]
-    assert "holds no input positions" in caplog.text
+    assert "holds no input position for" in caplog.text
 
 
 def test_monitored_training_session_restores_a_checkpoint_written_without_positions(tmp_path):
@@ -254,3 +257,89 @@ def test_a_save_before_the_start_leaves_the_input_unstarted_and_saves_a_fresh_po
             restored = drain(sess, batch)
     assert "was never started in this session" in early  # Not started by the save.
     assert started == restored == _uninterrupted()  # The position saved is a fresh one.
+
+
+def _train_then_evaluate(api, tmp_path, eval_name: str) -> tuple:
+    """A trainer's checkpoint restored by a plain Saver into an evaluation graph with its own
+    input (the census trainer's evaluation hook): what the evaluation reads, and its step."""
+    train_file = tmp_path / "train.txt"
+    eval_file = tmp_path / "eval.txt"
+    train_file.write_text("".join(f"t{i}\n" for i in range(20)))
+    eval_file.write_text("".join(f"e{i}\n" for i in range(7)))
+    path = str(tmp_path / f"{api.name}.ckpt")
+    with tf.Graph().as_default():
+        files = api.string_input_producer([str(train_file)], num_epochs=2, shuffle=False)
+        _, line = api.TextLineReader().read(files)
+        batch = api.batch([line], 3, name="input")
+        step = tf1.train.get_or_create_global_step()
+        train = tf.group(batch, step.assign_add(1))
+        with tf1.Session() as sess:
+            sess.run([tf1.global_variables_initializer(), tf1.local_variables_initializer()])
+            coord = tf1.train.Coordinator()
+            threads = api.start_queue_runners(sess, coord=coord)
+            for _ in range(4):
+                sess.run(train)
+            tf1.train.Saver().save(sess, path)
+            coord.request_stop()
+            coord.join(threads, stop_grace_period_secs=10)
+    with tf.Graph().as_default():
+        files = api.string_input_producer([str(eval_file)], num_epochs=1, shuffle=False)
+        _, line = api.TextLineReader().read(files)
+        batch = api.batch([line], 3, name=eval_name, allow_smaller_final_batch=True)
+        step = tf1.train.get_or_create_global_step()
+        saver = tf1.train.Saver()
+        with tf1.Session() as sess:
+            sess.run(tf1.local_variables_initializer())
+            saver.restore(sess, path)
+            coord = tf1.train.Coordinator()
+            threads = api.start_queue_runners(sess, coord=coord)
+            read = drain(sess, batch)
+            restored_step = sess.run(step)
+            coord.request_stop()
+            coord.join(threads, stop_grace_period_secs=10)
+    return read, restored_step
+
+
+@pytest.mark.parametrize("eval_name", ["eval_input", "input"])
+def test_a_training_checkpoint_restores_into_an_evaluation_graph_as_legacy_s_did(
+    tmp_path, caplog, eval_name
+):
+    # "input": the evaluation's input is named like the training one, over other files; the
+    # training position must not be applied to it.
+    legacy = _train_then_evaluate(legacy_api(), tmp_path, eval_name)
+    compat_input.install()
+    with caplog.at_level(logging.WARNING, logger="compat_input"):
+        compat = _train_then_evaluate(compat_api(), tmp_path, eval_name)
+    assert legacy == compat
+    assert compat[1] == 4 and [x for b in compat[0] for x in b][0] == b"e0"
+    assert f"no input position for 'TextLineReader', '{eval_name}'" in caplog.text
+
+
+def test_a_position_is_restored_into_the_same_input_only(tmp_path):
+    # The checkpoint holds a position under this very name, for a batch of 4; the input
+    # restored into batches 5, so it is another input, and starts from the beginning.
+    path = str(tmp_path / "model.ckpt")
+    with tf.Graph().as_default():
+        batch, _ = _build()
+        saver = tf1.train.Saver()
+        with tf1.Session() as sess:
+            sess.run(tf1.global_variables_initializer())
+            compat_input.start_queue_runners(sess)
+            for _ in range(2):
+                sess.run(batch)
+            saver.save(sess, path)
+    compat_input.install()
+    with tf.Graph().as_default():
+        x = compat_input.range_input_producer(30, num_epochs=2, seed=5).dequeue()
+        # Same names, another batch size: another input.
+        batch = compat_input.shuffle_batch(
+            [x], 5, capacity=20, min_after_dequeue=6, seed=9, allow_smaller_final_batch=True
+        )
+        tf1.train.get_or_create_global_step()
+        saver = tf1.train.Saver()
+        with tf1.Session() as sess:
+            sess.run(tf1.global_variables_initializer())
+            saver.restore(sess, path)
+            compat_input.start_queue_runners(sess)
+            after = drain(sess, batch)
+    assert len([x for b in after for x in b]) == 60  # From the beginning: both epochs.

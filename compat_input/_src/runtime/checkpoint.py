@@ -13,8 +13,16 @@ save that started the pipeline itself was then rewound by that start, after a re
 batch came twice); and restoring a pipeline marks it started, so the
 `start_queue_runners` that follows a restore does not rewind it. Pipelines that cannot be serialized (py_func, hand-built
 queues) are left out with a warning naming them.
+
+A position belongs to the input that saved it: its key names the pipeline and a
+fingerprint of what it reads (its files, batch size, seeds: the dataset ops' attributes and
+constants), `compat_input/<name>/position.<fingerprint>_STATE`. A checkpoint restores into
+any graph whose variables it holds, as legacy's did (`tolerant_restore`): an input whose
+position it lacks, or holds for another input of that name (a training checkpoint restored
+into an evaluation graph), starts from the beginning, and a warning says so.
 """
 
+import hashlib
 import logging
 
 import tensorflow as tf
@@ -102,7 +110,7 @@ def add_saveable(pipeline, dataset_ops: list) -> None:
         )
         return
     name = f"compat_input/{pipeline.name}/position"
-    saveable = _PipelineSaveable(pipeline, name)
+    saveable = _PipelineSaveable(pipeline, f"{name}.{fingerprint(pipeline.variant)}")
     # `export_meta_graph` writes this collection as graph element names, looked up again by
     # `import_meta_graph`: the name of a saveable is no element, and the import failed. So
     # the saveable goes by the name of a marker variable's read; imported, the collection
@@ -116,53 +124,90 @@ def add_saveable(pipeline, dataset_ops: list) -> None:
     tf1.add_to_collection(tf1.GraphKeys.SAVEABLE_OBJECTS, saveable)
 
 
+def fingerprint(variant: tf.Tensor) -> str:
+    """What a pipeline reads, as 8 hex digits the same in every process that builds it: the
+    types, attributes and constants of the ops behind its dataset (file names, batch size,
+    seeds), not their names nor their functions' (numbered per process)."""
+    digest = hashlib.sha256()
+    seen: set = set()
+    pending = [variant.op]
+    while pending:
+        op = pending.pop()
+        if op.name in seen:
+            continue
+        seen.add(op.name)
+        node = op.node_def
+        digest.update(node.op.encode())
+        for key in sorted(node.attr):
+            value = node.attr[key]
+            if key.startswith("_") or value.HasField("func") or value.list.func:
+                continue
+            digest.update(key.encode() + value.SerializeToString(deterministic=True))
+        pending.extend(t.op for t in op.inputs)
+    return digest.hexdigest()[:8]
+
+
 def is_position(saveable) -> bool:
     return isinstance(saveable, _PipelineSaveable)
 
 
-def _var_list_without_positions(saver) -> list:
+def _positions_missing(saver, save_path: str) -> list:
+    """The positions `saver` saves that the checkpoint lacks; [] if it lacks something else
+    too, or cannot be read."""
+    try:
+        keys = set(tf.train.load_checkpoint(save_path).get_variable_to_shape_map())
+    except (tf.errors.OpError, ValueError):
+        return []
     var_list = tf_internals.saver_var_list(saver)
     items = list(var_list.values()) if isinstance(var_list, dict) else list(var_list or [])
-    return [item for item in items if not is_position(item)]
+    missing = [item for item in items if is_position(item) and item.specs[0].name not in keys]
+    return missing
 
 
-def _missing_only_positions(saver, save_path: str) -> bool:
-    if len(_var_list_without_positions(saver)) == len(tf_internals.saver_var_list(saver) or []):
-        return False  # This Saver saves no positions: the missing key is something else.
-    try:
-        names = tf.train.load_checkpoint(save_path).get_variable_to_shape_map()
-    except (tf.errors.OpError, ValueError):
-        return False
-    return not any(name.startswith("compat_input/") for name in names)
+def _without(var_list, missing: list):
+    if isinstance(var_list, dict):
+        return {k: v for k, v in var_list.items() if not any(v is m for m in missing)}
+    return [v for v in var_list if not any(v is m for m in missing)]
+
+
+def _pipeline_name(saveable) -> str:
+    return saveable.specs[0].name[len("compat_input/") :].rsplit("/position", 1)[0]
 
 
 def tolerant_restore(restore):
-    """`Saver.restore` that restores a checkpoint without input positions (written by
-    legacy code, or with positions off) as it restored it before compat_input: variables
-    restored, the input from the beginning. Installed by `install()` (commands/install.py)."""
+    """`Saver.restore` that restores a checkpoint into any graph whose variables it holds,
+    as legacy's did: an input whose position the checkpoint lacks (written by legacy code,
+    with positions off, or by a graph with other inputs) starts from the beginning.
+    Installed by `install()` (commands/install.py)."""
 
     def restore_without_positions_if_absent(self, sess, save_path):
         try:
             return restore(self, sess, save_path)
         except tf.errors.NotFoundError:
-            if save_path is None or not _missing_only_positions(self, save_path):
+            missing = _positions_missing(self, save_path) if save_path is not None else []
+            if not missing:
                 raise
+        names = sorted({_pipeline_name(m) for m in missing})
         logger.warning(
-            "compat_input: checkpoint %s holds no input positions (written by legacy code or "
-            "with positions off); variables are restored and the input starts from the "
-            "beginning.",
+            "compat_input: checkpoint %s holds no input position for %s (written by legacy "
+            "code, with positions off, or by another input of that name); variables are "
+            "restored and %s from the beginning.",
             save_path,
+            ", ".join(f"'{n}'" for n in names),
+            "that input starts" if len(names) == 1 else "those inputs start",
         )
         graph = sess.graph
         finalized = graph.finalized
-        # MonitoredTrainingSession and the Supervisor finalize the graph; a variables-only
-        # Saver is built on this failure path alone, then the graph is finalized again.
+        # MonitoredTrainingSession and the Supervisor finalize the graph; a Saver without
+        # those positions is built on this failure path alone, then the graph is finalized
+        # again.
         if finalized:
             tf_internals.unfinalize(graph)
         try:
             with graph.as_default():
                 fallback = tf1.train.Saver(
-                    var_list=_var_list_without_positions(self), max_to_keep=None
+                    var_list=_without(tf_internals.saver_var_list(self), missing),
+                    max_to_keep=None,
                 )
         finally:
             if finalized:
