@@ -89,6 +89,61 @@ def test_runtime_never_calls_the_legacy_queue_input_functions():
                     assert not (module.endswith("python.training") and "input" in imported), name
 
 
+def test_only_the_named_fallback_looks_up_tensorflow_s_input_functions():
+    holders = []
+    for root, _, names in os.walk(os.path.join(ROOT, "compat_input")):
+        for name in (n for n in names if n.endswith(".py")):
+            if 'legacy_module("training.input")' in open(os.path.join(root, name)).read():
+                holders.append(name)
+    assert holders == ["legacy_fallback.py"]
+
+
+_TF_SLIM_REACHES = """
+import ast, importlib, os, tf_slim
+root = os.path.dirname(tf_slim.__file__)
+def reached():
+    out = set()
+    for folder, _, names in os.walk(root):
+        for name in (n for n in names if n.endswith(".py")):
+            tree = ast.parse(open(os.path.join(folder, name)).read())
+            aliases = {}
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
+                        "tensorflow.python."):
+                    for a in node.names:
+                        try:
+                            aliases[a.asname or a.name] = importlib.import_module(
+                                f"{node.module}.{a.name}")
+                        except ImportError:
+                            pass
+            for node in ast.walk(tree):
+                if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                        and node.value.id in aliases):
+                    out.add((aliases[node.value.id].__name__, node.attr))
+    return out
+def missing():
+    # tensorflow.python.layers' names come from Keras 2 (tf_keras), not from TensorFlow.
+    return sorted(
+        (m, a) for m, a in reached()
+        if not m.startswith("tensorflow.python.layers") and not hasattr(importlib.import_module(m), a))
+before = missing()
+assert before, "TensorFlow has all of them again: MOVED is no longer needed"
+compat_input.install()
+assert missing() == [], missing()
+from tensorflow.python.ops import control_flow_ops, control_flow_case
+assert control_flow_ops.case is control_flow_case.case
+compat_input.uninstall()
+assert missing() == before
+print(len(before))
+"""
+
+
+def test_install_gives_back_every_moved_internal_tf_slim_reaches_and_uninstall_takes_it():
+    pytest.importorskip("tf_slim")
+    out = _python("import compat_input\n" + _TF_SLIM_REACHES)
+    assert int(out) >= 10
+
+
 def test_every_shim_docstring_opens_with_drop_in_replacement():
     shims = [
         n
@@ -191,7 +246,7 @@ def test_install_and_uninstall_round_trip_every_patch_exactly():
         "assert after != before\n"
         "assert s.BaseSession.run is not before[0]['run']\n"
         "assert tf.compat.v1.train.batch is compat_input.batch\n"
-        "assert len(patching.active_patches()) == len([p for p in install.PATCHES if p.option in (None, 'contrib')])\n"
+        "assert len(patching.active_patches()) == len([p for p in install.PATCHES if p.option in (None, 'contrib', 'moved_internals')])\n"
         # Every module that held one of TensorFlow's served objects holds ours now, the
         # modules libraries import the queue API from (tf_slim) included.
         "left = [where for where, v in before[-1].items() if v is not compat_input.QueueRunner\n"

@@ -18,6 +18,7 @@ import tensorflow as tf
 
 from compat_input._src.bad_records import origins
 from compat_input._src.bad_records import probes
+from compat_input._src.batchers import counted_reads
 from compat_input._src.batchers import legacy_arguments
 from compat_input._src.batchers import plan_steps
 from compat_input._src.batchers.structures import Structure
@@ -353,7 +354,8 @@ def read(
     if plan.counters is not None:
         pipeline.skip_counts = tuple(c.read_value() for c in plan.counters)
     if isinstance(plan.size, legacy_arguments.PerRun):
-        batch = pipeline.get_many(
+        batch = counted_reads.read_many(
+            pipeline,
             plan.size.count if count is None else count,
             plan.allow_smaller_final_batch,
             name=name or plan.scope,

@@ -1,7 +1,7 @@
 """Inputs compat_input cannot serve run on TensorFlow's own queues, as legacy ran them.
 
 This is the one place where compat_input's runtime calls TensorFlow's queue input
-functions (`tensorflow.python.training.input`). A batcher whose plan cannot be made into a
+functions (its own `tf.compat.v1.train.batch` and friends). A batcher whose plan cannot be made into a
 tf.data pipeline (a `CaptureError`: lists that share some sources but not all, a batch
 size tf.data cannot take, ...) is built instead by the legacy function of its name, with
 the same arguments, in the name scope the batcher had opened (its outputs keep legacy's

@@ -139,6 +139,25 @@ PATCHES = tuple(
         )
         for name in ["tensorflow.contrib"] + [f"tensorflow.contrib.{p}" for p in contrib.PACKAGES]
     ),
+    # TensorFlow internals that tf_slim 1.1.0 reaches where they were (tf_internals.MOVED):
+    # given back only where missing, on legacy queues too (serve=False: an option that is
+    # always on), as a program on them reaches tf_slim alike.
+    *(
+        Patch(
+            _module(path),
+            name,
+            lambda on, home=home, home_name=home_name: (
+                lambda original: (
+                    original
+                    if original is not None
+                    else getattr(tf_internals.legacy_module(home), home_name)
+                )
+            ),
+            "tf_slim 1.1.0 reaches it where TensorFlow had it before 2.16",
+            option="moved_internals",
+        )
+        for path, name, home, home_name in tf_internals.MOVED
+    ),
     Patch(
         lambda: session_lib.BaseSession,
         "run",
@@ -160,7 +179,8 @@ def install(record_batches: Optional[str] = None, serve: bool = True) -> None:
     """
     # tf.contrib's stand-in either way; contrib.training's batchers only where served.
     stand_in = "served" if serve else "legacy"
-    patching.apply(PATCHES, {"record_batches": record_batches, "contrib": stand_in}, serve)
+    given = {"record_batches": record_batches, "contrib": stand_in, "moved_internals": True}
+    patching.apply(PATCHES, given, serve)
 
 
 def uninstall() -> None:

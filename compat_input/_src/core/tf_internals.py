@@ -322,3 +322,33 @@ def rewire_input(op: tf.Operation, index: int, tensor: tf.Tensor) -> None:
     would wait forever. Public graphs have no way to change what a made op reads.
     """
     op._update_input(index, tensor)
+
+
+# TensorFlow internals that libraries on the queue API reach where they were, and where
+# TensorFlow 2.21 holds them. tf_slim 1.1.0 (its last release, which `compat-input run`
+# serves as tf.contrib.slim) decodes with `control_flow_ops.case` and `array_ops.stack`,
+# and its learning loop checks `ops.Tensor`: moved to modules of their own between
+# TensorFlow 2.13 and 2.16, they stop the program before its first step. install() gives
+# each back only where missing (commands/install.py); found by scanning tf_slim's sources,
+# which tests/test_package.py repeats.
+# (legacy_module path where libraries look, name, legacy_module path now, its name there)
+MOVED = (
+    ("framework.ops", "Tensor", "framework.tensor", "Tensor"),
+    ("framework.ops", "IndexedSlices", "framework.indexed_slices", "IndexedSlices"),
+    ("ops.array_ops", "stack", "ops.array_ops_stack", "stack"),
+    ("ops.array_ops", "unstack", "ops.array_ops_stack", "unstack"),
+    ("ops.control_flow_ops", "Assert", "ops.control_flow_assert", "Assert"),
+    ("ops.control_flow_ops", "case", "ops.control_flow_case", "case"),
+    ("ops.control_flow_ops", "cond", "ops.cond", "cond"),
+    ("ops.control_flow_ops", "while_loop", "ops.while_loop", "while_loop"),
+    ("ops.variable_scope", "variable", "ops.variable_v1", "VariableV1"),
+    ("ops.variables", "VariableV1", "ops.variable_v1", "VariableV1"),
+    *(
+        ("ops.variable_scope", name, "ops.resource_variables_toggle", name)
+        for name in (
+            "enable_resource_variables",
+            "disable_resource_variables",
+            "resource_variables_enabled",
+        )
+    ),
+)
