@@ -53,6 +53,22 @@ def test_common_names_are_their_homes(installed):
     assert slim is tf_slim and framework.get_global_step is tf1.train.get_global_step
 
 
+def test_contrib_lookup_and_metrics_compute_as_tensorflow_s_own(installed):
+    # The census trainer: labels through contrib.lookup's index table, its evaluation
+    # metrics through contrib.metrics.aggregate_metric_map.
+    with tf.Graph().as_default():
+        table = tf1.contrib.lookup.index_table_from_tensor(tf.constant(["<=50K", ">50K"]))
+        ids = table.lookup(tf.constant([">50K", "<=50K", "?"]))
+        values, updates = tf1.contrib.metrics.aggregate_metric_map(
+            {"accuracy": tf1.metrics.accuracy(tf.constant([1, 0, 1]), tf.constant([1, 1, 1]))}
+        )
+        with tf1.Session() as sess:
+            sess.run([tf1.tables_initializer(), tf1.local_variables_initializer()])
+            assert sess.run(ids).tolist() == [1, 0, -1]
+            sess.run(updates)
+            assert sess.run(values["accuracy"]) == pytest.approx(2 / 3)
+
+
 def test_tfprof_model_analyzer_counts_parameters_and_flops(installed):
     """resnet's trainer: contrib's print_model_analysis with its option dicts."""
     analyzer = tf1.contrib.tfprof.model_analyzer

@@ -47,8 +47,8 @@ def served_or_legacy(what: str, scope: str, serve: Callable[[], Any], legacy_cal
     seeds = tf_internals.seed_counter(graph)
     try:
         return serve()
-    except (KeyboardInterrupt, SystemExit):
-        raise
+    except errors.ServiceError:
+        raise  # The service asked for is what fails: legacy queues would not share the input.
     except Exception as error:  # noqa: BLE001 - legacy's own call decides: see the docstring.
         reason = error
     tf_internals.set_seed_counter(graph, seeds)

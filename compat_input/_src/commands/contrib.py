@@ -43,6 +43,18 @@ _IN_TF_SLIM = {
         VariableDeviceChooser""",
 }
 
+# tf.contrib.lookup re-exported TensorFlow's own lookup_ops, which TensorFlow 2 keeps but
+# exports only in part (tf.lookup has no index_table_from_tensor): contrib name -> its name.
+_LOOKUP = {
+    **{
+        n: n
+        for n in """index_table_from_tensor index_table_from_file index_to_string_table_from_tensor
+        index_to_string_table_from_file HashTable MutableHashTable IdTableWithHashBuckets
+        KeyValueTensorInitializer TextFileInitializer TextFileIndex""".split()
+    },
+    "MutableDenseHashTable": "DenseHashTable",
+}
+
 # contrib.training's batchers that compat_input serves (same names at its top level).
 CONTRIB_TRAINING = (
     "NextQueuedSequenceBatch",
@@ -65,6 +77,10 @@ HOMES: dict = {
         for module, names in _IN_TF_SLIM.items()
         for n in names.split()
     },
+    **{
+        f"lookup.{n}": f"compat_input._src.core.tf_internals:lookup_ops.{home}"
+        for n, home in _LOOKUP.items()
+    },
     # contrib.training's queue batchers, on tf.data (batchers/buckets.py, sampling.py).
     **{f"training.{n}": f"compat_input:{n}" for n in CONTRIB_TRAINING},
     # Functions with no home but tf.contrib's own code, which the codemod copies in.
@@ -76,6 +92,8 @@ HOMES: dict = {
 # Whole modules that live on: every name under them is the same name there.
 MODULES: dict = {
     "slim": "tf_slim",
+    # tf_slim carries contrib.metrics' code (streaming metrics, aggregate_metric_map).
+    "metrics": "tf_slim.metrics",
     # tf.compat.v1.profiler, with contrib's model_analyzer and tfprof_logger names.
     "tfprof": "compat_input._src.commands.contrib_tfprof:",
     "data": "tensorflow:data.experimental",

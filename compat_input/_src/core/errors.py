@@ -8,8 +8,10 @@ cannot be built, a graph it cannot capture) derives from one base class.
 import os
 import sys
 import sysconfig
+from typing import TYPE_CHECKING
 
-import tensorflow as tf
+if TYPE_CHECKING:  # TensorFlow-free: `compat-input run --service` checks an address first.
+    import tensorflow as tf
 
 # Code that is not the user's program: installed packages (TensorFlow, tf_slim, Keras) and
 # compat_input itself. A path with "/tensorflow/" in it is not enough: a checkout of
@@ -35,7 +37,21 @@ class CaptureError(CompatInputError, ValueError):
     """
 
 
-def created_at(op: tf.Operation) -> str:
+class ServiceError(CompatInputError):
+    """The tf.data service the program asked for (`--service`, `COMPAT_INPUT_SERVICE`) cannot
+    serve this input. Raised as it is, never served on legacy queues instead: the trainers
+    that share the input would no longer share it."""
+
+
+class ServiceAddressError(ServiceError, ValueError):
+    """A service address that cannot be a dispatcher's."""
+
+
+class ServiceUnreachable(ServiceError, ConnectionError):
+    """No dispatcher answers at the service address."""
+
+
+def created_at(op: "tf.Operation") -> str:
     """`file:line` where the user's program created `op`, for messages that name it."""
     for frame in reversed(op.traceback or []):
         filename = frame[0] if isinstance(frame, tuple) else frame.filename

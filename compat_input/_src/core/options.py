@@ -5,6 +5,8 @@ import os
 import re
 from typing import Optional
 
+from compat_input._src.core import errors
+
 _BAD_RECORDS = ("raise", "skip")
 
 
@@ -111,7 +113,7 @@ def service_address(value: str, where: str) -> str:
     missing port) would leave its trainers waiting on nothing."""
     match = _ADDRESS.fullmatch(value.strip())
     if match is None or not 0 < int(match.group(2)) < 65536:
-        raise ValueError(
+        raise errors.ServiceAddressError(
             f"{where}: {value!r} is not a tf.data service dispatcher address: use "
             "'grpc://host:port' or 'host:port', as `compat-input serve` prints it (for "
             "example grpc://localhost:5050)."

@@ -17,6 +17,7 @@ import tensorflow as tf
 from tensorflow.python.client import session as session_lib  # noqa: F401 - re-exported
 
 # MonitoredSession's wrapper type, to find the raw session under it (runtime/runners.py).
+from tensorflow.python.ops import lookup_ops  # noqa: F401 - re-exported: tf.contrib.lookup's home
 from tensorflow.python.training import monitored_session  # noqa: F401 - re-exported
 
 # The Saver's restore, wrapped by `install()` so that checkpoints written without input

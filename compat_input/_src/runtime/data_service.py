@@ -30,6 +30,7 @@ from typing import Optional
 import tensorflow as tf
 
 from compat_input._src.core import dataset_ops
+from compat_input._src.core import errors
 from compat_input._src.core.options import SERVICE_ENVIRONMENT
 from compat_input._src.core.options import chosen_service
 from compat_input._src.core.options import options
@@ -83,7 +84,7 @@ def check_reachable(service: str, name: str) -> None:
         if error is None:
             return
         if time.monotonic() >= deadline:
-            raise ConnectionError(
+            raise errors.ServiceUnreachable(
                 f"compat_input: input '{name}' reads through the tf.data service at "
                 f"{service}, and no dispatcher answered there within {wait:.0f} s "
                 f"({error.strerror or error}). Check that `compat-input serve` runs there "
@@ -93,7 +94,7 @@ def check_reachable(service: str, name: str) -> None:
         time.sleep(0.5)
 
 
-class NotRemotable(ValueError):
+class NotRemotable(errors.ServiceError, ValueError):
     """The examples of an input need the trainer's session."""
 
 
