@@ -7,6 +7,9 @@ TensorFlow's queues and on compat_input: exactly the same where legacy is determ
 """
 
 import collections
+import os
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -23,6 +26,7 @@ from helpers import drain
 from helpers import example
 from helpers import examples
 from helpers import legacy_api
+from helpers import one_world
 from helpers import run_scenario
 from helpers import write_tfrecords
 
@@ -441,3 +445,42 @@ def test_magenta_style_padded_sequences_from_four_enqueue_threads(tmp_path):
     for inputs, lengths in compat.values:
         assert len(inputs[0]) == max(lengths)
         assert all(not any(map(any, rows[n:])) for rows, n in zip(inputs, lengths))
+
+
+_FED_FROM_PYTHON = """
+import numpy as np
+import tensorflow as tf
+queue = tf.FIFOQueue(100, [tf.int32], shapes=[(1,)])
+fed = tf.placeholder(tf.int32, [None, 1])
+enqueue = queue.enqueue_many([fed])
+x = queue.dequeue()
+image = tf.cast(tf.fill([4, 4, 3], x[0]), tf.float32)
+image = tf.cond(tf.equal(x[0] % 2, 1), lambda: image * 2.0, lambda: tf.identity(image))
+batch = tf.train.batch_join([[tf.expand_dims(tf.reduce_sum(image), 0)]], 2, shapes=[()],
+                            enqueue_many=True)
+with tf.Session() as sess:
+    tf.train.start_queue_runners(sess)
+    sess.run(enqueue, {fed: np.arange(6)[:, None]})
+    print(sess.run(batch), sess.run(batch))
+"""
+
+
+@one_world
+def test_a_session_closes_cleanly_while_its_pipeline_waits_on_a_queue_fed_from_python(tmp_path):
+    # Fed 6, read 4: the pipeline reads ahead and waits in the dequeue as the session
+    # closes. TensorFlow crashed there (exit status 139) where legacy ended with 0.
+    script = tmp_path / "fed.py"
+    script.write_text(_FED_FROM_PYTHON)
+    runs = {}
+    for side in ("--legacy", None):
+        command = [sys.executable, "-m", "compat_input._src.commands.cli", "run"]
+        done = subprocess.run(
+            command + ([side] if side else []) + [str(script)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"),
+        )
+        runs[side] = (done.returncode, done.stdout)
+    assert runs[None] == runs["--legacy"]
+    assert runs[None][0] == 0 and runs[None][1].strip()

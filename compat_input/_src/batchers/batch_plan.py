@@ -31,6 +31,7 @@ from compat_input._src.core import graph_ops
 from compat_input._src.core.options import options
 from compat_input._src.core.state_variables import initial
 from compat_input._src.runtime import pipeline as pipeline_lib
+from compat_input._src.runtime import session_close
 
 tf1 = tf.compat.v1
 
@@ -332,6 +333,9 @@ def build(plan: BatchPlan) -> pipeline_lib.Source:
             logs=logs,
         ),
     )
+    for item in plan.lists:
+        for dequeue in item.captured.dequeues:
+            session_close.close_at_session_close(dequeue.inputs[0])
     for captured in sources:
         captured.captured = True
     source.make_pipeline()

@@ -38,6 +38,7 @@ from compat_input._src.core.patching import Patch
 from compat_input._src.core.tf_internals import saver_lib
 from compat_input._src.core.tf_internals import session_lib
 from compat_input._src.runtime import checkpoint
+from compat_input._src.runtime import session_close
 
 
 def _tf_attribute(path: str) -> Any:
@@ -97,6 +98,12 @@ PATCHES = tuple(
         "make_callable",
         located_errors.locating_make_callable,
         "errors from Session.make_callable callables name the bad record too",
+    ),
+    Patch(
+        lambda: session_lib.BaseSession,
+        "close",
+        session_close.closing_queues_first,
+        "a session closes the queues its pipelines wait on first (TensorFlow crashed closing it)",
     ),
     Patch(
         lambda: saver_lib.Saver,

@@ -64,6 +64,9 @@ class _GraphState:
         self.runner: Optional[input_runner.PipelineRunner] = None
         # Sessions that started this graph's pipelines: one built later starts in them at once.
         self.sessions: weakref.WeakSet = weakref.WeakSet()
+        # Closes of the program's own queues that pipelines dequeue from, by queue: run as
+        # its sessions close (session_close.py).
+        self.queue_closes: dict = {}
         self.lock = threading.Lock()
 
 
