@@ -733,3 +733,27 @@ def test_a_join_pads_to_the_first_lists_shape_as_legacy_did():
     legacy = _padded_join(legacy_api())
     assert legacy[0] == [[4], [4, None]]
     assert _padded_join(compat_api()) == legacy
+
+
+def test_a_branch_not_taken_holds_back_nothing_of_the_branch_taken():
+    # facenet: tf.cond(flag, random_crop, resize_image_with_crop_or_pad) over a decoded
+    # image. The Assert of the branch not taken, chained before the other branch's Asserts
+    # by the map function's automatic control dependencies, made the output dead ("No
+    # return value for index 0") on every run.
+    def build(api):
+        x = api.range_input_producer(6, num_epochs=1, shuffle=False).dequeue()
+        image = tf.zeros(tf.stack([12, 10 + x * 0, 3]), tf.uint8) + tf.cast(x, tf.uint8)
+
+        def checked():
+            check = tf1.Assert(tf.reduce_all(tf.shape(image) > 0), [tf.shape(image)])
+            with tf.control_dependencies([check]):
+                return tf.identity(image[:8, :8])
+
+        image = tf.cond(
+            tf.equal(x, 99), checked, lambda: tf1.image.crop_to_bounding_box(image, 2, 1, 8, 8)
+        )
+        image.set_shape([8, 8, 3])
+        return api.batch([image, x], 2)
+
+    compat = assert_same(build)
+    assert len(compat.values) == 3

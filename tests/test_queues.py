@@ -484,3 +484,22 @@ def test_a_session_closes_cleanly_while_its_pipeline_waits_on_a_queue_fed_from_p
         runs[side] = (done.returncode, done.stdout)
     assert runs[None] == runs["--legacy"]
     assert runs[None][0] == 0 and runs[None][1].strip()
+
+
+@pytest.mark.parametrize("count", ["constant", "fed"])
+def test_a_queue_read_by_dequeue_first_is_served_to_counted_reads_after(count):
+    # tf_slim's prefetch_queue style: one place takes examples, another takes batches.
+    def build(api):
+        queue = api.FIFOQueue(32, [tf.int32, tf.string], shapes=[[], []])
+        x = api.range_input_producer(11, num_epochs=1, shuffle=False).dequeue()
+        api.add_queue_runner(api.QueueRunner(queue, [queue.enqueue([x, tf.strings.as_string(x)])]))
+        queue.dequeue()  # Built first, never run.
+        if count == "constant":
+            return queue.dequeue_many(3)
+        return queue.dequeue_up_to(tf.compat.v1.placeholder(tf.int32, [], name="size"))
+
+    before = len(legacy_fallback.kept)
+    feed = None if count == "constant" else (lambda step: {"size:0": 4})
+    compat = assert_same(build, feed=feed)
+    assert len(compat.values) == 3
+    assert legacy_fallback.kept[before:] == []

@@ -348,20 +348,24 @@ def read(
     name: Optional[str] = None,
     shapes=None,
     count=None,
+    allow_smaller: Optional[bool] = None,
 ) -> Any:
     """The next batch of the plan's pipeline, as a new read (a program's own queue read
     twice takes two batches in one run, as two dequeues did). `shapes`: the static shapes
     the legacy op gave its outputs, where they knew less than the pipeline does. `count`:
-    this read's own count, where each run computes it (another dequeue_many(n) of a
-    queue)."""
+    this read's own count of examples, where each run computes it (another dequeue_many(n)
+    of a queue) or the pipeline makes examples one at a time (a queue read by dequeue()
+    first); `allow_smaller`: such a read's short final batch, where not the plan's."""
     pipeline = source.make_pipeline()
     if plan.counters is not None:
         pipeline.skip_counts = tuple(c.read_value() for c in plan.counters)
-    if isinstance(plan.size, legacy_arguments.PerRun):
+    if count is None and isinstance(plan.size, legacy_arguments.PerRun):
+        count = plan.size.count
+    if count is not None:
         batch = counted_reads.read_many(
             pipeline,
-            plan.size.count if count is None else count,
-            plan.allow_smaller_final_batch,
+            count,
+            plan.allow_smaller_final_batch if allow_smaller is None else allow_smaller,
             name=name or plan.scope,
             after=_count_taken(plan),
         )

@@ -149,14 +149,25 @@ class _Served:
             legacy_fallback.keep(f"{type(self).__name__} '{self.name}': {why}")
             return None
         if self._served_kind is not None:
+            if kind != self._served_kind and self._served_kind[0] == "dequeue" and n is not None:
+                # Served one example a read: a count stacks that many (counted_reads.py).
+                with tf1.name_scope(name, self._read_name(what)) as scope:
+                    batch = batch_plan.read(
+                        *self._served, name=scope, count=n, allow_smaller=what == "dequeue_up_to"
+                    )
+                if what == "dequeue_many" and static_n is not None:  # Legacy's static size.
+                    for t in tf.nest.flatten(batch):
+                        t.set_shape(tf.TensorShape([int(static_n)]).concatenate(t.shape[1:]))
+                return batch
             if kind != self._served_kind:
                 served, count = self._served_kind
                 raise errors.CompatInputError(
                     f"{type(self).__name__} '{self.name}' is served by tf.data and was first "
                     f"read with {served}({'' if count is None else count}) at "
                     f"{self._served_where}; this read is {what}({kind[1] or ''}). A served "
-                    "queue is read one way: read it the same way everywhere, or build the "
-                    "queue with tf.compat.v1.queue's classes before compat_input.install()."
+                    "queue is read with dequeue() first and counts after, or one way "
+                    "everywhere: make its first read a dequeue(), or build the queue with "
+                    "tf.compat.v1.queue's classes before compat_input.install()."
                 )
             with tf1.name_scope(name, self._read_name(what)) as scope:
                 return self._read(scope, n)

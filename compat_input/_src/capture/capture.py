@@ -334,6 +334,7 @@ def capture(targets: list, what: str, defer_errors: bool = False) -> Captured:
             name="captured",
         )
         tf_internals.mark_in_loops(here.get_operations()[before:])
+        tf_internals.mark_in_conds(here.get_operations()[before:])
         imported = iter(imported)
         return [input_map[t.name] if t.name in input_map else next(imported) for t in targets]
 

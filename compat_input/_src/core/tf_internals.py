@@ -139,6 +139,46 @@ def mark_in_loops(ops: list) -> None:
             op._set_control_flow_context(context)
 
 
+def mark_in_conds(ops: list) -> None:
+    """Gives the ops among `ops` (just imported into a function) that a v1 cond's Switch
+    reaches a control-flow context, as the graph they came from had.
+
+    A traced function's automatic control dependencies chain the stateful ops that have no
+    context, in the order made: an `Assert` of a branch not taken (tf.image's crops and
+    pads hold several) then held back every stateful op after it, the other branch's
+    included, which turned dead with it, and so did the function's output ("No return
+    value for index 0"): facenet's input, `tf.cond(flag, random_crop, crop_or_pad)`. The
+    legacy session chained nothing; with a context, nothing here is chained either.
+    """
+    if _control_flow_ops is None:
+        return
+    ours = set(ops)
+    frontier = [op for op in ops if op.type in ("Switch", "RefSwitch")]
+    seen: set = set()
+    while frontier:
+        op = frontier.pop()
+        if op in seen or op not in ours:
+            continue
+        seen.add(op)
+        frontier.extend(c for t in op.outputs for c in t.consumers())
+        frontier.extend(op._control_outputs)
+    context = None
+    for op in seen:
+        if op._control_flow_context is None:  # A loop's ops keep their while context.
+            context = context or _ImportedCond()
+            op._set_control_flow_context(context)
+
+
+if _control_flow_ops is not None:
+
+    class _ImportedCond(_control_flow_ops.ControlFlowContext):
+        """A context that says "in a v1 cond" and nothing else (no while loop, no outer
+        context): never exported, as `import_graph_def` made none to export."""
+
+        def to_control_flow_context_def(self, context_def, export_scope=None):
+            del context_def, export_scope
+
+
 @contextlib.contextmanager
 def at_root(graph: tf.Graph):
     """Ops made at the root of `graph`: no scope, device or control dependencies; made
