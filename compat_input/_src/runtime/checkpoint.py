@@ -24,6 +24,7 @@ into an evaluation graph), starts from the beginning, and a warning says so.
 
 import hashlib
 import logging
+import os
 
 import tensorflow as tf
 
@@ -42,7 +43,7 @@ _UNSERIALIZABLE_OPS = frozenset({"PyFunc", "PyFuncStateless", "EagerPyFunc"})
 class _PipelineSaveable(saveable_object.SaveableObject):
     """A pipeline's iterator state; restoring it also marks the pipeline started."""
 
-    def __init__(self, pipeline, name: str):
+    def __init__(self, pipeline, name: str, make_start_ops):
         iterator = pipeline.resource
         dataset = pipeline.variant
         # Counters and epoch variables the datasets touch are checkpointed (or not) as
@@ -70,6 +71,11 @@ class _PipelineSaveable(saveable_object.SaveableObject):
             # pipelines and no Saver pay nothing for it.
             if not made:
                 # The stock Supervisor checkpoints right away, while it starts queue runners.
+                # Its Saver is built before the graph is finalized, and its thread writes
+                # the graph out while the input starts: every op the start runs is made
+                # now, not on first use during that write (which then failed on an op half
+                # made, "KeyError: ''").
+                make_start_ops(pipeline.started_handle.graph)
                 made.append(tf.cond(pipeline.is_started, lambda: saved(iterator), fresh))
             return made[0]
 
@@ -96,8 +102,9 @@ class _PipelineSaveable(saveable_object.SaveableObject):
             )
 
 
-def add_saveable(pipeline, dataset_ops: list) -> None:
-    """Puts `pipeline`'s position into checkpoints, unless it cannot be serialized."""
+def add_saveable(pipeline, dataset_ops: list, make_start_ops) -> None:
+    """Puts `pipeline`'s position into checkpoints, unless it cannot be serialized.
+    `make_start_ops(graph)` makes the ops that start the graph's input (pipeline.py)."""
     if not options.save_input_position:
         return
     blocking = sorted({op.type for op in dataset_ops if op.type in _UNSERIALIZABLE_OPS})
@@ -110,7 +117,9 @@ def add_saveable(pipeline, dataset_ops: list) -> None:
         )
         return
     name = f"compat_input/{pipeline.name}/position"
-    saveable = _PipelineSaveable(pipeline, f"{name}.{fingerprint(pipeline.variant)}")
+    saveable = _PipelineSaveable(
+        pipeline, f"{name}.{fingerprint(pipeline.variant)}", make_start_ops
+    )
     # `export_meta_graph` writes this collection as graph element names, looked up again by
     # `import_meta_graph`: the name of a saveable is no element, and the import failed. So
     # the saveable goes by the name of a marker variable's read; imported, the collection
@@ -174,6 +183,10 @@ def _pipeline_name(saveable) -> str:
     return saveable.specs[0].name[len("compat_input/") :].rsplit("/position", 1)[0]
 
 
+# (checkpoint directory, input names) already named in a warning.
+_said: set = set()
+
+
 def tolerant_restore(restore):
     """`Saver.restore` that restores a checkpoint into any graph whose variables it holds,
     as legacy's did: an input whose position the checkpoint lacks (written by legacy code,
@@ -188,14 +201,18 @@ def tolerant_restore(restore):
             if not missing:
                 raise
         names = sorted({_pipeline_name(m) for m in missing})
-        logger.warning(
-            "compat_input: checkpoint %s holds no input position for %s (written by legacy "
-            "code, with positions off, or by another input of that name); variables are "
-            "restored and %s from the beginning.",
-            save_path,
-            ", ".join(f"'{n}'" for n in names),
-            "that input starts" if len(names) == 1 else "those inputs start",
-        )
+        said = (os.path.dirname(os.path.abspath(save_path)), tuple(names))
+        if said not in _said:  # Once: an evaluation hook restores each new checkpoint.
+            _said.add(said)
+            logger.warning(
+                "compat_input: checkpoint %s holds no input position for %s (written by "
+                "legacy code, with positions off, or by another input of that name); "
+                "variables are restored and %s from the beginning (said once for the "
+                "checkpoints of this directory).",
+                save_path,
+                ", ".join(f"'{n}'" for n in names),
+                "that input starts" if len(names) == 1 else "those inputs start",
+            )
         graph = sess.graph
         finalized = graph.finalized
         # MonitoredTrainingSession and the Supervisor finalize the graph; a Saver without

@@ -157,7 +157,7 @@ class Pipeline:
         with state.lock:
             state.pipelines.append(self)
         built_pipelines.append(name)
-        checkpoint.add_saveable(self, list(source.ops))
+        checkpoint.add_saveable(self, list(source.ops), make_start_ops)
         if not self.lazy:  # Started in every session: made now, with the pipeline's name.
             self._made["is_started"] = graph_ops.VarIsInitializedOp(resource=self.started_handle)
             self._made["start"] = self._make_start("start")
