@@ -45,6 +45,8 @@ WORKLOADS = {
     "image": "TFRecordReader + parse_single_example + crop, flip, standardization + "
     "shuffle_batch(2 threads)",
     "jpeg": "WholeFileReader + decode_jpeg + resize + crop + flip + shuffle_batch(4 threads)",
+    "jpeg_fed": "the jpeg program with its batch size fed on every run (facenet's "
+    "batch_size_placeholder); its tf.data twin fixes the size",
     "preloaded": "slice_input_producer over constants + batch(2 threads)",
     "join": "4 TFRecordReaders over one queue + shuffle_batch_join",
     "resnet": "resnet's CIFAR-10 input: fixed-length + pad, crop, flip, standardization + its "
