@@ -46,7 +46,7 @@ WORKLOADS = {
     "shuffle_batch(2 threads)",
     "jpeg": "WholeFileReader + decode_jpeg + resize + crop + flip + shuffle_batch(4 threads)",
     "jpeg_fed": "the jpeg program with its batch size fed on every run (facenet's "
-    "batch_size_placeholder); its tf.data twin fixes the size",
+    "batch_size_placeholder); its tf.data twin is jpeg's (tf.data fixes the size)",
     "preloaded": "slice_input_producer over constants + batch(2 threads)",
     "join": "4 TFRecordReaders over one queue + shuffle_batch_join",
     "resnet": "resnet's CIFAR-10 input: fixed-length + pad, crop, flip, standardization + its "
@@ -130,8 +130,15 @@ SEEDED = {"cifar_seeded": "cifar", "resnet_seeded": "resnet"}
 LEGACY_CONTRIB = os.path.join(HERE, "..", "tests", "programs", "legacy_contrib_run.py")
 
 
+# Workloads whose hand-written tf.data program is another's: tf.data fixes a batch size, so
+# the fed-size program's twin is the constant-size one.
+TFDATA_TWINS = {"jpeg_fed": "jpeg"}
+
+
 def command(workload: str, mode: str, world: str) -> list:
     program = SEEDED.get(workload, workload)
+    if mode == "tfdata":
+        program = TFDATA_TWINS.get(program, program)
     program = os.path.join(PROGRAMS, f"{program}_{'tfdata' if mode == 'tfdata' else 'queues'}.py")
     if workload == "bucketing" and mode == "legacy":
         return [sys.executable, LEGACY_CONTRIB, program]
