@@ -108,6 +108,24 @@ except ImportError:  # pragma: no cover - v1 while loops in captured graphs fail
     _control_flow_ops = None
 
 
+def _reached(ops: list, starts: tuple, until: tuple = ()) -> set:
+    """The ops among `ops` that an op of a type in `starts` reaches through outputs and
+    control edges, up to and with the ops of a type in `until`."""
+    ours = set(ops)
+    frontier = [op for op in ops if op.type in starts]
+    seen: set = set()
+    while frontier:
+        op = frontier.pop()
+        if op in seen or op not in ours:
+            continue
+        seen.add(op)
+        if op.type in until:
+            continue
+        frontier.extend(c for t in op.outputs for c in t.consumers())
+        frontier.extend(op._control_outputs)
+    return seen
+
+
 def mark_in_loops(ops: list) -> None:
     """Gives the v1 while-loop ops among `ops` (just imported into a function) a while
     context, as the graph they came from had.
@@ -121,18 +139,7 @@ def mark_in_loops(ops: list) -> None:
     """
     if _control_flow_ops is None:
         return
-    ours = set(ops)
-    frontier = [op for op in ops if op.type in ("Enter", "RefEnter")]
-    seen: set = set()
-    while frontier:
-        op = frontier.pop()
-        if op in seen or op not in ours:
-            continue
-        seen.add(op)
-        if op.type in ("Exit", "RefExit"):
-            continue
-        frontier.extend(c for t in op.outputs for c in t.consumers())
-        frontier.extend(op._control_outputs)
+    seen = _reached(ops, ("Enter", "RefEnter"), until=("Exit", "RefExit"))
     if seen:
         context = _control_flow_ops.WhileContext(name="compat_input_imported_loop")
         for op in seen:
@@ -152,18 +159,8 @@ def mark_in_conds(ops: list) -> None:
     """
     if _control_flow_ops is None:
         return
-    ours = set(ops)
-    frontier = [op for op in ops if op.type in ("Switch", "RefSwitch")]
-    seen: set = set()
-    while frontier:
-        op = frontier.pop()
-        if op in seen or op not in ours:
-            continue
-        seen.add(op)
-        frontier.extend(c for t in op.outputs for c in t.consumers())
-        frontier.extend(op._control_outputs)
     context = None
-    for op in seen:
+    for op in _reached(ops, ("Switch", "RefSwitch")):
         if op._control_flow_context is None:  # A loop's ops keep their while context.
             context = context or _ImportedCond()
             op._set_control_flow_context(context)
