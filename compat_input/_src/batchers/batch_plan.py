@@ -148,7 +148,7 @@ def plan(
         example_shapes, size = [tf.TensorShape(s) for s in shapes], None
     else:
         example_shapes = legacy_arguments.shapes(flat_lists, shapes, enqueue_many, dynamic_pad)
-        size = legacy_arguments.batch_size(batch_size, what)
+        size = legacy_arguments.batch_size(batch_size)
         if isinstance(size, legacy_arguments.PerRun):
             _check_per_run(flat_lists, example_shapes, dynamic_pad, what)
     lists = [capture_list(tl, keep, what, example_shapes, enqueue_many) for tl in flat_lists]

@@ -14,6 +14,7 @@ import tensorflow as tf
 from compat_input._src.batchers import batch_plan
 from compat_input._src.batchers import legacy_arguments
 from compat_input._src.batchers.structures import Structure
+from compat_input._src.capture import capture as capture_lib
 from compat_input._src.core import tracing
 
 tf1 = tf.compat.v1
@@ -22,7 +23,13 @@ tf1 = tf.compat.v1
 def _batch_sizes(batch_size, num_buckets: int):
     """One size for every bucket (an int or a tensor), or a tuple of one int per bucket."""
     if not isinstance(batch_size, (list, tuple)):
-        return legacy_arguments.batch_size(batch_size, "bucket")
+        size = legacy_arguments.batch_size(batch_size)
+        if not isinstance(size, legacy_arguments.PerRun):
+            return size
+        # Buckets batch inside tf.data: a size known when the pipeline starts (a variable),
+        # as before sizes computed each run were served for the other batchers.
+        capture_lib.capture([size.count], "bucket batch_size")
+        return tf.cast(size.count, tf.int64)
     if len(batch_size) != num_buckets:
         raise ValueError(
             f"If batch_size is a list it must have num_buckets elements: got {len(batch_size)} "

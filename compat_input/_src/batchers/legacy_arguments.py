@@ -83,7 +83,7 @@ class PerRun:
     count: tf.Tensor
 
 
-def batch_size(batch_size, what: str):
+def batch_size(batch_size):
     """An int, or PerRun where legacy's queue read the size as each dequeue ran."""
     if isinstance(batch_size, (tf.Tensor, tf.Variable)):
         batch_size = tf.convert_to_tensor(batch_size)
