@@ -311,6 +311,7 @@ def build(plan: BatchPlan) -> pipeline_lib.Source:
             None,
         ),
         batches=True,
+        counted=isinstance(plan.size, legacy_arguments.PerRun),
         service_job=plan.shared_name if plan.service else None,
         ops=tuple(op for item in plan.lists for op in item.captured.ops)
         + tuple(op for s in sources for op in s.ops),

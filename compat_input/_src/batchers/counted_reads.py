@@ -3,8 +3,10 @@
 A batcher whose batch size is fed (facenet feeds `batch_size_placeholder` on every run, a
 smaller one for the evaluation's last batch), or a program's own queue read with such a
 count, cannot batch inside tf.data, whose batch size is fixed when the pipeline starts. Its
-pipeline yields examples, and each read stacks as many as the run asks for, in one
-`while_loop` over the iterator's optional reads (batch_plan.read).
+pipeline yields blocks of examples of a size fixed at build (plan_steps.block_size), and
+each read stacks as many as the run asks for: the examples a read left of its last block
+(`Pipeline.kept`, saved with the position), then blocks, in one `while_loop` over the
+iterator's optional reads, a few turns a read rather than one an example.
 """
 
 from collections.abc import Callable
@@ -26,66 +28,79 @@ def read_many(
     name: Optional[str] = None,
     after: Optional[Callable] = None,
 ) -> Any:
-    """`count` elements (a tensor each run computes: a fed batch size) stacked, as
+    """`count` examples (a tensor each run computes: a fed batch size) stacked, as
     legacy's `dequeue_many(count)` took them from its queue (`dequeue_up_to` with
-    `allow_smaller`). The elements are dense, of fully defined shapes.
+    `allow_smaller`). The examples are dense, of fully defined shapes; the pipeline's
+    elements are blocks of them where it keeps what reads leave (`pipeline.kept`), single
+    examples otherwise (a queue read by `dequeue()` too).
 
     At the end of the input a shorter batch comes only with `allow_smaller`; otherwise
-    OutOfRangeError, raised by the iterator itself, and the elements it found stay for
+    OutOfRangeError, raised by the iterator itself, and the examples it found stay for
     a later read of fewer (a closed legacy queue kept them for a smaller dequeue).
     """
     flat_spec = tf.nest.flatten(pipeline.element_spec)
     types = [s.dtype for s in flat_spec]
-    shapes = [s.shape for s in flat_spec]
+    blocks = pipeline.kept is not None
+    shapes = [s.shape[1:] if blocks else s.shape for s in flat_spec]
     with tf.control_dependencies([p.guard for p in pipeline.needs] + [pipeline.guard]):
         count = tf.cast(count, tf.int32)
         arrays = [
-            tf.TensorArray(s.dtype, size=0, dynamic_size=True, element_shape=s.shape)
-            for s in flat_spec
+            tf.TensorArray(
+                t, size=0, dynamic_size=True, element_shape=[None, *s], infer_shape=False
+            )
+            for s, t in zip(shapes, types)
         ]
-    # Elements found at the end of the input by a read that asked for more: the next
-    # reads take them first.
-    kept = [
-        pipeline_lib.state_variable(tf.zeros([0, *s], t), "left", [None, *s])
-        for s, t in zip(shapes, types)
-    ]
+    kept = pipeline.kept
+    if kept is None:
+        # Examples found at the end of the input by a read that asked for more: the next
+        # reads of this one take them first.
+        kept = [
+            pipeline_lib.state_variable(tf.zeros([0, *s], t), "left", [None, *s])
+            for s, t in zip(shapes, types)
+        ]
     left = [v.read_value() for v in kept]
-    from_left = tf.minimum(tf.shape(left[0])[0], count)
+    arrays = [a.write(0, x) for a, x in zip(arrays, left)]
+    element_shapes = [tf.TensorShape([None, *s]) if blocks else s for s in shapes]
 
-    def more(taken, has, *arrays):
+    def more(found, has, *arrays):
         del arrays
-        return has & (from_left + taken < count)
+        return has & (found < count)
 
-    def take(taken, has, *arrays):
+    def take(found, has, *arrays):
         del has
         optional = graph_ops.IteratorGetNextAsOptional(
-            iterator=pipeline.resource, output_types=types, output_shapes=shapes
+            iterator=pipeline.resource, output_types=types, output_shapes=element_shapes
         )
         has = graph_ops.OptionalHasValue(optional=optional)
         values = tf.cond(
             has,
             lambda: graph_ops.OptionalGetValue(
-                optional=optional, output_types=types, output_shapes=shapes
+                optional=optional, output_types=types, output_shapes=element_shapes
             ),
-            lambda: [tracing.stand_in(s, t) for s, t in zip(shapes, types)],
+            # Past the end: an empty block, which adds nothing.
+            lambda: [tracing.stand_in(s, t) for s, t in zip(element_shapes, types)],
         )
-        # Past the end the stand-in lands at `taken`, which no element takes: gathered
-        # out below.
-        arrays = [a.write(taken, v) for a, v in zip(arrays, values)]
-        return (taken + tf.cast(has, tf.int32), has, *arrays)
+        if not blocks:
+            values = [v[tf.newaxis] for v in values]
+        size = tf.shape(values[0])[0] * tf.cast(has, tf.int32)
+        index = arrays[0].size()
+        arrays = [a.write(index, v[:size]) for a, v in zip(arrays, values)]
+        return (found + size, has, *arrays)
 
-    taken, _, *arrays = tf.while_loop(more, take, (tf.constant(0), tf.constant(True), *arrays))
-    found = [a.gather(tf.range(taken)) for a in arrays]
-    complete = tf.equal(from_left + taken, count)
+    found, _, *arrays = tf.while_loop(
+        more, take, (tf.shape(left[0])[0], tf.constant(True), *arrays)
+    )
+    found_all = [a.concat() for a in arrays]
+    complete = found >= count
     if allow_smaller:
-        complete |= from_left + taken > 0
+        complete |= found > 0
 
     def batch():
-        with tf.control_dependencies([v.assign(x[from_left:]) for v, x in zip(kept, left)]):
-            return [tf.concat([x[:from_left], f], 0) for x, f in zip(left, found)]
+        with tf.control_dependencies([v.assign(x[count:]) for v, x in zip(kept, found_all)]):
+            return [tf.identity(x[:count]) for x in found_all]
 
     def end_of_input():
-        keep = [v.assign(tf.concat([x, f], 0)) for v, x, f in zip(kept, left, found)]
+        keep = [v.assign(x) for v, x in zip(kept, found_all)]
         with tf.control_dependencies(keep):
             # The iterator is at its end: its own read raises OutOfRangeError.
             read = iterators.get_next(pipeline.iterator)

@@ -4,6 +4,7 @@ batch_plan.py makes a plan from them; these helpers convert and check each one.
 """
 
 import dataclasses
+from typing import Optional
 
 import tensorflow as tf
 
@@ -81,6 +82,17 @@ class PerRun:
     value): each read takes that many examples, as legacy's dequeue_many(tensor) did."""
 
     count: tf.Tensor
+
+    @property
+    def default(self) -> Optional[int]:
+        """The value a `placeholder_with_default` count takes unless fed, or None."""
+        op = self.count.op
+        while op.type in ("Identity", "Cast") and op.inputs:
+            op = op.inputs[0].op
+        if op.type != "PlaceholderWithDefault":
+            return None
+        value = tf.get_static_value(op.inputs[0])
+        return None if value is None else int(value)
 
 
 def batch_size(batch_size):

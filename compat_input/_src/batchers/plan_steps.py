@@ -186,18 +186,26 @@ def _batch_in_buckets(plan, dataset: tf.data.Dataset) -> tf.data.Dataset:
     )
 
 
+def block_size(plan) -> int:
+    """How many examples a block holds where each read takes a count its run computes:
+    the count's default where it has one (`placeholder_with_default`), so that a read
+    takes one block; else a quarter of the capacity, at most 64. Larger blocks take fewer
+    turns of a read's loop and keep more examples read ahead."""
+    if plan.size.default is not None and plan.size.default > 0:
+        return plan.size.default
+    return max(1, min(64, plan.capacity // 4))
+
+
 def batch_examples(plan, dataset: tf.data.Dataset) -> tf.data.Dataset:
     if plan.regroup is not None:
         return plan.regroup(dataset)
     if plan.size is None:
         return dataset
     if isinstance(plan.size, legacy_arguments.PerRun):
-        # Each read stacks its own count (Pipeline.get_many): examples leave one by one.
-        return (
-            dataset.map(lambda *x: x[:-1])
-            if plan.keep_column and not plan.enqueue_many
-            else dataset
-        )
+        # Each read stacks its own count from blocks (counted_reads.py).
+        if plan.keep_column and not plan.enqueue_many:
+            dataset = dataset.map(lambda *x: x[:-1])
+        return dataset_ops.batch(dataset, block_size(plan), False)
     if plan.buckets is not None:
         return _batch_in_buckets(plan, dataset)
     drop = not plan.allow_smaller_final_batch
@@ -215,8 +223,10 @@ def prefetch_batches(plan, dataset: tf.data.Dataset) -> tf.data.Dataset:
     # the batches made ahead together.
     if plan.regroup is not None:
         ahead = 2  # Batches of a contrib batcher (legacy's capacity counted examples).
-    elif plan.size is None or isinstance(plan.size, legacy_arguments.PerRun):
+    elif plan.size is None:
         ahead = max(1, plan.capacity - plan.shuffle_buffer)
+    elif isinstance(plan.size, legacy_arguments.PerRun):
+        ahead = max(1, (plan.capacity - plan.shuffle_buffer) // block_size(plan))
     elif isinstance(plan.size, int):
         ahead = max(1, (plan.capacity - plan.shuffle_buffer) // plan.size)
     else:

@@ -80,10 +80,36 @@ class _PipelineSaveable(saveable_object.SaveableObject):
             return made[0]
 
         self._pipeline = pipeline
-        spec = saveable_object.SaveSpec(
-            state, "", name + "_STATE", dtype=tf.variant, device=iterator.device
-        )
-        super().__init__(iterator, [spec], name)
+        specs = [
+            saveable_object.SaveSpec(
+                state, "", name + "_STATE", dtype=tf.variant, device=iterator.device
+            )
+        ]
+        if pipeline.kept:
+            kept_made = []
+
+            def kept():
+                # Examples of a block that counted reads did not take yet: with the
+                # iterator's state, the position.
+                if not kept_made:
+                    empty = [tf.io.serialize_tensor(v.initial_value) for v in pipeline.kept]
+                    kept_made.append(
+                        tf.cond(
+                            pipeline.is_started,
+                            lambda: tf.stack(
+                                [tf.io.serialize_tensor(v.read_value()) for v in pipeline.kept]
+                            ),
+                            lambda: tf.stack(empty),
+                        )
+                    )
+                return kept_made[0]
+
+            specs.append(
+                saveable_object.SaveSpec(
+                    kept, "", name + "_KEPT", dtype=tf.string, device=iterator.device
+                )
+            )
+        super().__init__(iterator, specs, name)
 
     def restore(self, restored_tensors, restored_shapes):
         del restored_shapes
@@ -95,8 +121,14 @@ class _PipelineSaveable(saveable_object.SaveableObject):
             restore = graph_ops.DeserializeIterator(
                 resource_handle=self.op, serialized=restored_tensors[0]
             )
+        restored = [restore]
+        for index, variable in enumerate(self._pipeline.kept or []):
+            with tf.control_dependencies([state]):
+                restored.append(
+                    variable.assign(tf.io.parse_tensor(restored_tensors[1][index], variable.dtype))
+                )
         # Marked started only once restored: a failed restore must leave it to be started.
-        with tf.control_dependencies([restore]):
+        with tf.control_dependencies(restored):
             return graph_ops.AssignVariableOp(
                 resource=self._pipeline.started_handle, value=tf.constant(True)
             )
@@ -169,8 +201,11 @@ def _positions_missing(saver, save_path: str) -> list:
         return []
     var_list = tf_internals.saver_var_list(saver)
     items = list(var_list.values()) if isinstance(var_list, dict) else list(var_list or [])
-    missing = [item for item in items if is_position(item) and item.specs[0].name not in keys]
-    return missing
+    return [
+        item
+        for item in items
+        if is_position(item) and any(spec.name not in keys for spec in item.specs)
+    ]
 
 
 def _without(var_list, missing: list):

@@ -150,6 +150,15 @@ class Pipeline:
         )
         self.started_handle = self._started.handle
         self._made: dict = {}
+        # A pipeline of blocks read by counts each run computes (counted_reads.py): the
+        # examples of a block that a read did not take, for the next reads; emptied when the
+        # iterator is rewound, saved with its position.
+        self.kept: Optional[list] = None
+        if source.counted:
+            self.kept = [
+                state_variable(tf.zeros([0, *s.shape[1:]], s.dtype), "left", [None, *s.shape[1:]])
+                for s in tf.nest.flatten(self.element_spec)
+            ]
         runner = ensure_runner(graph)
         deferred = (self.variant, self.resource, runner.input_started.handle)
         self.guard = started_guard.guard(self.started_handle, name, deferred if self.lazy else None)
@@ -168,7 +177,7 @@ class Pipeline:
     def _make_start(self, name: str) -> tf.Operation:
         # Marked started only once the iterator is: a run waiting on the mark reads now.
         # (The variable's own initializer is made at the graph's root, with no such order.)
-        with tf.control_dependencies([self.iterator.initializer]):
+        with tf.control_dependencies([self.rewind()]):
             started = self._started
             return graph_ops.AssignVariableOp(
                 resource=started.handle, value=started.initial_value, name=name
@@ -191,7 +200,13 @@ class Pipeline:
     def reset_op(self) -> tf.Operation:
         # A lazy pipeline is marked started as it is rewound: its next read must not start
         # it again.
-        return self.start_op if self.lazy else self.iterator.initializer
+        return self.start_op if self.lazy else self._once("rewind", self.rewind)
+
+    def rewind(self) -> tf.Operation:
+        """A new op that takes the pipeline back to its first element."""
+        if not self.kept:
+            return self.iterator.initializer
+        return tf.group(self.iterator.initializer, *[v.assign(v.initial_value) for v in self.kept])
 
     def marker_variable(self) -> tf.Variable:
         """A variable of the pipeline's own state (checkpoint.py names the position by it)."""
@@ -259,6 +274,9 @@ class Source:
     own_dataset: Optional[Callable[[tf.Tensor], tf.data.Dataset]] = None
     # A producer's: the own pipelines of the readers that read it.
     direct_readers: list = dataclasses.field(default_factory=list)
+    # Its elements are blocks of examples that reads of a count each run computes take
+    # (counted_reads.py).
+    counted: bool = False
 
     def register(self, tensors: list[tf.Tensor]) -> None:
         state = graph_state(tensors[0].graph)
