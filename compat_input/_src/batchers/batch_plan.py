@@ -311,7 +311,10 @@ def build(plan: BatchPlan) -> pipeline_lib.Source:
             None,
         ),
         batches=True,
-        counted=isinstance(plan.size, legacy_arguments.PerRun),
+        # A queue read by dequeue() first may be read by counts too.
+        counted="blocks"
+        if isinstance(plan.size, legacy_arguments.PerRun)
+        else ("examples" if plan.size is None else None),
         service_job=plan.shared_name if plan.service else None,
         ops=tuple(op for item in plan.lists for op in item.captured.ops)
         + tuple(op for s in sources for op in s.ops),
@@ -350,13 +353,15 @@ def read(
     shapes=None,
     count=None,
     allow_smaller: Optional[bool] = None,
+    blocks: Optional[bool] = None,
 ) -> Any:
     """The next batch of the plan's pipeline, as a new read (a program's own queue read
     twice takes two batches in one run, as two dequeues did). `shapes`: the static shapes
     the legacy op gave its outputs, where they knew less than the pipeline does. `count`:
     this read's own count of examples, where each run computes it (another dequeue_many(n)
     of a queue) or the pipeline makes examples one at a time (a queue read by dequeue()
-    first); `allow_smaller`: such a read's short final batch, where not the plan's."""
+    first); `allow_smaller`: such a read's short final batch, where not the plan's;
+    `blocks`: that the pipeline's elements are batches this count is taken from."""
     pipeline = source.make_pipeline()
     if plan.counters is not None:
         pipeline.skip_counts = tuple(c.read_value() for c in plan.counters)
@@ -369,7 +374,10 @@ def read(
             plan.allow_smaller_final_batch if allow_smaller is None else allow_smaller,
             name=name or plan.scope,
             after=_count_taken(plan),
+            blocks=blocks,
         )
+    elif plan.size is None and pipeline.kept is not None:
+        batch = counted_reads.read_one(pipeline, name=name or plan.scope, after=_count_taken(plan))
     else:
         batch = pipeline.get_next(name=name or plan.scope, after=_count_taken(plan))
     flat = tf.nest.flatten(batch)  # One component: a bare element, not a tuple.

@@ -27,12 +27,14 @@ def read_many(
     allow_smaller: bool,
     name: Optional[str] = None,
     after: Optional[Callable] = None,
+    blocks: Optional[bool] = None,
 ) -> Any:
     """`count` examples (a tensor each run computes: a fed batch size) stacked, as
     legacy's `dequeue_many(count)` took them from its queue (`dequeue_up_to` with
     `allow_smaller`). The examples are dense, of fully defined shapes; the pipeline's
-    elements are blocks of them where it keeps what reads leave (`pipeline.kept`), single
-    examples otherwise (a queue read by `dequeue()` too).
+    elements are blocks of them where it keeps what reads leave (`pipeline.kept`), or
+    where `blocks` says so (a queue's batches read by another count too), single examples
+    otherwise (a queue read by `dequeue()` first).
 
     At the end of the input a shorter batch comes only with `allow_smaller`; otherwise
     OutOfRangeError, raised by the iterator itself, and the examples it found stay for
@@ -40,7 +42,8 @@ def read_many(
     """
     flat_spec = tf.nest.flatten(pipeline.element_spec)
     types = [s.dtype for s in flat_spec]
-    blocks = pipeline.kept is not None
+    if blocks is None:
+        blocks = pipeline.blocks
     shapes = [s.shape[1:] if blocks else s.shape for s in flat_spec]
     with tf.control_dependencies([p.guard for p in pipeline.needs] + [pipeline.guard]):
         count = tf.cast(count, tf.int32)
@@ -52,13 +55,14 @@ def read_many(
         ]
     kept = pipeline.kept
     if kept is None:
-        # Examples found at the end of the input by a read that asked for more: the next
-        # reads of this one take them first.
+        # Examples this read found and did not take (at the end of the input, or of a
+        # block): its next reads take them first.
         kept = [
             pipeline_lib.state_variable(tf.zeros([0, *s], t), "left", [None, *s])
             for s, t in zip(shapes, types)
         ]
-    left = [v.read_value() for v in kept]
+    with tf.control_dependencies([p.guard for p in pipeline.needs] + [pipeline.guard]):
+        left = [v.read_value() for v in kept]
     arrays = [a.write(0, x) for a, x in zip(arrays, left)]
     element_shapes = [tf.TensorShape([None, *s]) if blocks else s for s in shapes]
 
@@ -109,6 +113,30 @@ def read_many(
 
     flat = tf.cond(complete, batch, end_of_input)
     flat = [tf.ensure_shape(t, [None, *s]) for t, s in zip(flat, shapes)]
+    pipeline.read_op_names.append(flat[0].op.name)
+    element = tf.nest.pack_sequence_as(pipeline.element_spec, flat)
+    with tf.control_dependencies([after(element)] if after else []):
+        flat = graph_ops.IdentityN(input=flat, name=name)
+    return tf.nest.pack_sequence_as(pipeline.element_spec, flat)
+
+
+def read_one(pipeline: pipeline_lib.Pipeline, name: Optional[str] = None, after=None) -> Any:
+    """One example of a pipeline of single examples that counted reads also take from (a
+    queue read by `dequeue()` and `dequeue_many(n)`): the first that a count read left,
+    else the iterator's next, so that every read takes examples in legacy's order."""
+    flat_spec = tf.nest.flatten(pipeline.element_spec)
+    with tf.control_dependencies([p.guard for p in pipeline.needs] + [pipeline.guard]):
+        left = [v.read_value() for v in pipeline.kept]
+
+    def from_left():
+        with tf.control_dependencies([v.assign(x[1:]) for v, x in zip(pipeline.kept, left)]):
+            return [tf.identity(x[0]) for x in left]
+
+    def from_iterator():
+        return tf.nest.flatten(iterators.get_next(pipeline.iterator))
+
+    flat = tf.cond(tf.shape(left[0])[0] > 0, from_left, from_iterator)
+    flat = [tf.ensure_shape(t, s.shape) for t, s in zip(flat, flat_spec)]
     pipeline.read_op_names.append(flat[0].op.name)
     element = tf.nest.pack_sequence_as(pipeline.element_spec, flat)
     with tf.control_dependencies([after(element)] if after else []):

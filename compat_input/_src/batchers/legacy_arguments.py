@@ -84,8 +84,12 @@ class PerRun:
     count: tf.Tensor
 
     @property
-    def default(self) -> Optional[int]:
-        """The value a `placeholder_with_default` count takes unless fed, or None."""
+    def hint(self) -> Optional[int]:
+        """The count most runs likely ask for: its value where constant, the default of a
+        `placeholder_with_default`; or None."""
+        static = tf.get_static_value(self.count)
+        if static is not None:
+            return int(static)
         op = self.count.op
         while op.type in ("Identity", "Cast") and op.inputs:
             op = op.inputs[0].op
@@ -97,6 +101,8 @@ class PerRun:
 
 def batch_size(batch_size):
     """An int, or PerRun where legacy's queue read the size as each dequeue ran."""
+    if isinstance(batch_size, PerRun):  # A queue's count, whichever way it was given.
+        return batch_size
     if isinstance(batch_size, (tf.Tensor, tf.Variable)):
         batch_size = tf.convert_to_tensor(batch_size)
         static = tf.get_static_value(batch_size)

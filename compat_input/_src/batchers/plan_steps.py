@@ -188,11 +188,12 @@ def _batch_in_buckets(plan, dataset: tf.data.Dataset) -> tf.data.Dataset:
 
 def block_size(plan) -> int:
     """How many examples a block holds where each read takes a count its run computes:
-    the count's default where it has one (`placeholder_with_default`), so that a read
-    takes one block; else a quarter of the capacity, at most 64. Larger blocks take fewer
+    the count most reads ask for where known (a queue's first count, the default of a
+    `placeholder_with_default`), so that a read takes one block; else a quarter of the
+    capacity, at most 64. Larger blocks take fewer
     turns of a read's loop and keep more examples read ahead."""
-    if plan.size.default is not None and plan.size.default > 0:
-        return plan.size.default
+    if plan.size.hint is not None and plan.size.hint > 0:
+        return plan.size.hint
     return max(1, min(64, plan.capacity // 4))
 
 

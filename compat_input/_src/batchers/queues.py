@@ -24,6 +24,7 @@ from typing import Optional
 import tensorflow as tf
 
 from compat_input._src.batchers import batch_plan
+from compat_input._src.batchers import legacy_arguments
 from compat_input._src.batchers import legacy_fallback
 from compat_input._src.batchers.structures import Structure
 from compat_input._src.core import errors
@@ -149,28 +150,11 @@ class _Served:
             legacy_fallback.keep(f"{type(self).__name__} '{self.name}': {why}")
             return None
         if self._served_kind is not None:
-            if kind != self._served_kind and self._served_kind[0] == "dequeue" and n is not None:
-                # Served one example a read: a count stacks that many (counted_reads.py).
-                with tf1.name_scope(name, self._read_name(what)) as scope:
-                    batch = batch_plan.read(
-                        *self._served, name=scope, count=n, allow_smaller=what == "dequeue_up_to"
-                    )
-                if what == "dequeue_many" and static_n is not None:  # Legacy's static size.
-                    for t in tf.nest.flatten(batch):
-                        t.set_shape(tf.TensorShape([int(static_n)]).concatenate(t.shape[1:]))
-                return batch
             if kind != self._served_kind:
-                served, count = self._served_kind
-                raise errors.CompatInputError(
-                    f"{type(self).__name__} '{self.name}' is served by tf.data and was first "
-                    f"read with {served}({'' if count is None else count}) at "
-                    f"{self._served_where}; this read is {what}({kind[1] or ''}). A served "
-                    "queue is read with dequeue() first and counts after, or one way "
-                    "everywhere: make its first read a dequeue(), or build the queue with "
-                    "tf.compat.v1.queue's classes before compat_input.install()."
-                )
+                with tf1.name_scope(name, self._read_name(what)) as scope:
+                    return self._read_another_way(scope, what, n, static_n)
             with tf1.name_scope(name, self._read_name(what)) as scope:
-                return self._read(scope, n)
+                return self._static(what, static_n, self._read(scope, n))
         try:
             plan = self._plan(kind, n, runs, name)
         except (ValueError, TypeError, errors.CaptureError) as error:
@@ -184,16 +168,62 @@ class _Served:
         for size in self._early_sizes:
             with tf_internals.at_root(size.graph):
                 tf_internals.rewire_input(size, 0, tf.constant(self._capacity(), tf.int32))
-        return self._read(None, n)
+        return self._static(what, static_n, self._read(None, n))
+
+    def _read_another_way(self, scope: str, what: str, n, static_n) -> Any:
+        """A read unlike the first (`dequeue()` after `dequeue_many(n)`, another count),
+        stacked from the pipeline's blocks or examples (counted_reads.py)."""
+        served, count = self._served_kind
+        plan = self._served[0]
+        if count is not None and not self._counted(plan):
+            # Padded batches are no blocks to take another count from.
+            raise errors.CompatInputError(
+                f"{type(self).__name__} '{self.name}' is served by tf.data and was first "
+                f"read with {served}({count}) at {self._served_where}; this read is "
+                f"{what}({'' if n is None else static_n}). A served padding queue is read "
+                "one way: make its first read a dequeue(), or build the queue with "
+                "tf.compat.v1.queue's classes before compat_input.install()."
+            )
+        batch = batch_plan.read(
+            *self._served,
+            name=scope,
+            count=1 if n is None else n,
+            allow_smaller=what == "dequeue_up_to",
+            blocks=count is not None,
+        )
+        flat = tf.nest.flatten(batch)
+        if n is None:  # One example, of the queue's own static shapes.
+            flat = [tf.ensure_shape(t[0], s) for t, s in zip(flat, self.shapes)]
+        return self._static(what, static_n, tf.nest.pack_sequence_as(batch, flat))
+
+    @staticmethod
+    def _static(what: str, static_n, batch) -> Any:
+        if what == "dequeue_many" and static_n is not None:  # Legacy's static size.
+            for t in tf.nest.flatten(batch):
+                t.set_shape(tf.TensorShape([int(static_n)]).concatenate(t.shape[1:]))
+        return batch
+
+    @staticmethod
+    def _counted(plan) -> bool:
+        return isinstance(plan.size, legacy_arguments.PerRun)
 
     def _read(self, name: Optional[str], n) -> Any:
+        plan = self._served[0]
         relaxed = list(self.shapes) if self._served_kind[1] is None else None
-        count = n if self._served_kind[1] is _PER_RUN else None
+        count = n if self._counted(plan) else None
         return batch_plan.read(*self._served, name=name, shapes=relaxed, count=count)
 
     def _plan(self, kind, n, runs: list, name: Optional[str]) -> batch_plan.BatchPlan:
         what, count = kind
-        n = n if count is _PER_RUN else count
+        if count is not None and not self._dynamic_pad:
+            # Blocks of the first read's count, which each read of the queue takes as many
+            # examples from as it asks for: read in other ways too (`dequeue()` here,
+            # `dequeue_many(m)` there), it gives examples in legacy's order.
+            n = legacy_arguments.PerRun(
+                n if count is _PER_RUN else tf.constant(count, tf.int32, name="count")
+            )
+        elif count is not _PER_RUN:
+            n = count
         ops = [op for r in runs for op in r.enqueue_ops]
         distinct = list({op.name: op for op in ops}.values())
         enqueue_many = _ENQUEUES[distinct[0].type]
@@ -300,8 +330,7 @@ class FIFOQueue(_Served, tf.queue.FIFOQueue):
 
     Differences: where a QueueRunner of the program fills it with enqueue ops (and no
     feed), its reads come from a tf.data pipeline (see the module docstring): with several
-    runner threads, examples come in one thread's order; it is read one way (`dequeue`, or
-    `dequeue_many`/`dequeue_up_to` with one constant count); `size()` reports its capacity.
+    runner threads, examples come in one thread's order; `size()` reports its capacity.
     Otherwise it is TensorFlow's queue.
     """
 

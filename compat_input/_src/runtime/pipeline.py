@@ -31,6 +31,7 @@ import tensorflow as tf
 from compat_input._src.core import graph_ops
 from compat_input._src.core import state_variables
 from compat_input._src.core import tf_internals
+from compat_input._src.core import tracing
 from compat_input._src.core.options import options
 from compat_input._src.runtime import checkpoint
 from compat_input._src.runtime import device_prefetch
@@ -150,15 +151,26 @@ class Pipeline:
         )
         self.started_handle = self._started.handle
         self._made: dict = {}
-        # A pipeline of blocks read by counts each run computes (counted_reads.py): the
-        # examples of a block that a read did not take, for the next reads; emptied when the
-        # iterator is rewound, saved with its position.
+        # A pipeline read by counts each run computes (counted_reads.py): the examples
+        # that reads found and did not take, which the next reads take first; emptied when
+        # the iterator is rewound, saved with its position.
         self.kept: Optional[list] = None
-        if source.counted:
-            self.kept = [
-                state_variable(tf.zeros([0, *s.shape[1:]], s.dtype), "left", [None, *s.shape[1:]])
-                for s in tf.nest.flatten(self.element_spec)
-            ]
+        specs = tf.nest.flatten(self.element_spec)
+        blocks = source.counted == "blocks"
+        if source.counted and all(
+            isinstance(s, tf.TensorSpec) and s.shape.rank is not None for s in specs
+        ):
+            self.kept = []
+            for spec in specs:
+                shape = spec.shape[1:] if blocks else spec.shape
+                self.kept.append(
+                    state_variable(
+                        tracing.stand_in(tf.TensorShape([0]).concatenate(shape), spec.dtype),
+                        "left",
+                        [None, *shape],
+                    )
+                )
+        self.blocks = blocks and self.kept is not None
         runner = ensure_runner(graph)
         deferred = (self.variant, self.resource, runner.input_started.handle)
         self.guard = started_guard.guard(self.started_handle, name, deferred if self.lazy else None)
@@ -274,9 +286,9 @@ class Source:
     own_dataset: Optional[Callable[[tf.Tensor], tf.data.Dataset]] = None
     # A producer's: the own pipelines of the readers that read it.
     direct_readers: list = dataclasses.field(default_factory=list)
-    # Its elements are blocks of examples that reads of a count each run computes take
-    # (counted_reads.py).
-    counted: bool = False
+    # Read by counts each run computes (counted_reads.py): "blocks" where its elements are
+    # blocks of examples, "examples" where single examples (a queue read by dequeue()).
+    counted: Optional[str] = None
 
     def register(self, tensors: list[tf.Tensor]) -> None:
         state = graph_state(tensors[0].graph)
