@@ -53,6 +53,32 @@ def test_common_names_are_their_homes(installed):
     assert slim is tf_slim and framework.get_global_step is tf1.train.get_global_step
 
 
+def test_contrib_s_own_module_paths_reach_tf_slim_s_modules(installed):
+    # Research code imports contrib's internal paths (video_prediction, slim's scripts).
+    import tensorflow.contrib.framework.python.ops.variables as variables
+    from tensorflow.contrib.layers.python import layers as tf_layers
+    from tensorflow.contrib.layers.python.layers import utils
+    from tensorflow.contrib.slim import add_arg_scope
+    from tensorflow.contrib.slim.python.slim.data import parallel_reader
+
+    assert tf_layers.layer_norm is tf_slim.layers.layer_norm
+    assert utils.collect_named_outputs is tf_slim.layers.utils.collect_named_outputs
+    assert add_arg_scope is tf_slim.add_arg_scope
+    assert parallel_reader.parallel_read is tf_slim.data.parallel_reader.parallel_read
+    assert variables.get_variables_to_restore is tf_slim.get_variables_to_restore
+    with pytest.raises(AttributeError, match="tf_slim, which carries .* has no such name"):
+        tf_layers.no_such_function  # noqa: B018
+
+
+def test_contrib_s_module_paths_are_gone_after_uninstall():
+    compat_input.install()
+    importlib.import_module("tensorflow.contrib.slim.python.slim.data.prefetch_queue")
+    compat_input.uninstall()
+    assert _contrib_modules() == []
+    with pytest.raises(ImportError):
+        importlib.import_module("tensorflow.contrib.slim.python.slim.data.prefetch_queue")
+
+
 def test_contrib_lookup_and_metrics_compute_as_tensorflow_s_own(installed):
     # The census trainer: labels through contrib.lookup's index table, its evaluation
     # metrics through contrib.metrics.aggregate_metric_map.

@@ -314,6 +314,22 @@ def test_one_thread_order_then_the_end_of_the_input(training, allow_smaller):
             stop(coord, threads)
 
 
+def test_a_batch_size_held_in_a_variable_batches_every_bucket(training):
+    """contrib's `batch_size` is a tensor argument: a variable's value, as the input starts."""
+    want = _buckets_in_one_thread(range(12), lambda v: v % 2, 3, False)
+    with tf.Graph().as_default():
+        size = tf1.Variable(3, trainable=False, name="size")
+        value = tf1.train.range_input_producer(12, num_epochs=1, shuffle=False).dequeue()
+        which, [values] = training.bucket([value], value % 2, batch_size=size, num_buckets=2)
+        with tf1.Session() as sess:
+            sess.run([tf1.global_variables_initializer(), tf1.local_variables_initializer()])
+            coord, threads = started(sess)
+            assert [(b, v.tolist()) for b, v in (sess.run([which, values]) for _ in want)] == want
+            with pytest.raises(tf.errors.OutOfRangeError):
+                sess.run(values)
+            stop(coord, threads)
+
+
 def test_an_example_of_no_bucket_is_dropped_as_legacy_dropped_it(training):
     """Legacy enqueued an example under the one condition `which_bucket == i` it met:
     outside [0, num_buckets) it met none."""

@@ -190,9 +190,7 @@ def _read_in_turn(api, first: str, feed_size: bool) -> list:
     with tf.Graph().as_default():
         index = api.range_input_producer(11, num_epochs=1, shuffle=False).dequeue()
         q = api.FIFOQueue(6, [tf.int32, tf.string], shapes=[[], []])
-        api.add_queue_runner(
-            api.QueueRunner(q, [q.enqueue([index, tf.strings.as_string(index)])])
-        )
+        api.add_queue_runner(api.QueueRunner(q, [q.enqueue([index, tf.strings.as_string(index)])]))
         size = tf1.placeholder(tf.int32, [], name="size") if feed_size else 3
         many = q.dequeue_many(size) if first == "many" else None
         one = q.dequeue()
@@ -226,9 +224,7 @@ def test_a_served_queue_read_three_ways_gives_legacy_order(first, feed_size):
 def test_reading_a_served_padding_queue_two_ways_names_the_first_read():
     with tf.Graph().as_default():
         q = compat_input.PaddingFIFOQueue(4, [tf.int32], shapes=[[None]])
-        compat_input.add_queue_runner(
-            compat_input.QueueRunner(q, [q.enqueue([tf.constant([1])])])
-        )
+        compat_input.add_queue_runner(compat_input.QueueRunner(q, [q.enqueue([tf.constant([1])])]))
         q.dequeue_many(2)
         with pytest.raises(
             compat_input.CompatInputError, match=r"dequeue_many\(2\) at .*test_queues"

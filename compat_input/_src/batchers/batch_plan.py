@@ -139,8 +139,11 @@ def plan(
     shuffle: Optional[Shuffle],
     num_threads: int,
     shared_name: Optional[str] = None,
+    per_run_size: bool = True,
 ) -> BatchPlan:
-    """The plan of one batcher call; raises legacy's errors for legacy's bad arguments."""
+    """The plan of one batcher call; raises legacy's errors for legacy's bad arguments.
+    `per_run_size=False`: a tensor batch size is read once, as the pipeline starts (contrib's
+    buckets batch inside tf.data)."""
     flat_lists = [legacy_arguments.convert(tl) for tl in flat_lists]
     keep = legacy_arguments.keep_input(keep_input, enqueue_many)
     legacy_arguments.check_dtypes(flat_lists)
@@ -148,7 +151,7 @@ def plan(
         example_shapes, size = [tf.TensorShape(s) for s in shapes], None
     else:
         example_shapes = legacy_arguments.shapes(flat_lists, shapes, enqueue_many, dynamic_pad)
-        size = legacy_arguments.batch_size(batch_size)
+        size = legacy_arguments.batch_size(batch_size, per_run_size)
         if isinstance(size, legacy_arguments.PerRun):
             _check_per_run(flat_lists, example_shapes, dynamic_pad, what)
     lists = [capture_list(tl, keep, what, example_shapes, enqueue_many) for tl in flat_lists]

@@ -23,13 +23,12 @@ tf1 = tf.compat.v1
 def _batch_sizes(batch_size, num_buckets: int):
     """One size for every bucket (an int or a tensor), or a tuple of one int per bucket."""
     if not isinstance(batch_size, (list, tuple)):
-        size = legacy_arguments.batch_size(batch_size)
-        if not isinstance(size, legacy_arguments.PerRun):
+        size = legacy_arguments.batch_size(batch_size, per_run=False)
+        if isinstance(size, int):
             return size
-        # Buckets batch inside tf.data: a size known when the pipeline starts (a variable),
-        # as before sizes computed each run were served for the other batchers.
-        capture_lib.capture([size.count], "bucket batch_size")
-        return tf.cast(size.count, tf.int64)
+        # Buckets batch inside tf.data: a size read when the pipeline starts (a variable).
+        capture_lib.capture([size], "bucket batch_size")
+        return tf.cast(size, tf.int64)
     if len(batch_size) != num_buckets:
         raise ValueError(
             f"If batch_size is a list it must have num_buckets elements: got {len(batch_size)} "
@@ -102,6 +101,7 @@ def bucket(
             shuffle=None,
             num_threads=num_threads,
             shared_name=shared_name,
+            per_run_size=False,
         )
         plan.buckets = (num_buckets, sizes)
         *batched, buckets = batch_plan.serve(plan)

@@ -99,8 +99,9 @@ class PerRun:
         return None if value is None else int(value)
 
 
-def batch_size(batch_size):
-    """An int, or PerRun where legacy's queue read the size as each dequeue ran."""
+def batch_size(batch_size, per_run: bool = True):
+    """An int, or PerRun where legacy's queue read the size as each dequeue ran; the
+    tensor itself without `per_run` (a size read once, as the pipeline starts)."""
     if isinstance(batch_size, PerRun):  # A queue's count, whichever way it was given.
         return batch_size
     if isinstance(batch_size, (tf.Tensor, tf.Variable)):
@@ -108,5 +109,5 @@ def batch_size(batch_size):
         static = tf.get_static_value(batch_size)
         if static is not None:
             return int(static)
-        return PerRun(batch_size)
+        return PerRun(batch_size) if per_run else batch_size
     return int(batch_size)

@@ -23,6 +23,7 @@ from typing import Any
 
 import tensorflow as tf
 
+from compat_input._src.core import devices
 from compat_input._src.core import errors
 from compat_input._src.core import patching
 from compat_input._src.core import tf_internals
@@ -46,7 +47,8 @@ def served_or_legacy(what: str, scope: str, serve: Callable[[], Any], legacy_cal
     graph = tf.compat.v1.get_default_graph()
     seeds = tf_internals.seed_counter(graph)
     try:
-        return serve()
+        with devices.on_host(graph):
+            return serve()
     except errors.ServiceError:
         raise  # The service asked for is what fails: legacy queues would not share the input.
     except Exception as error:  # noqa: BLE001 - legacy's own call decides: see the docstring.

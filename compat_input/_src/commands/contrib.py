@@ -100,6 +100,78 @@ MODULES: dict = {
 }
 PACKAGES = sorted({name.split(".")[0] for name in HOMES} | set(MODULES))
 
+# contrib's own module paths, which research code imports (`from
+# tensorflow.contrib.layers.python.layers import utils`, `from
+# tensorflow.contrib.slim.python.slim.data import parallel_reader`): tf_slim carries the code
+# of these packages, module for module under the same names.
+_INTERNAL_PACKAGES = {
+    "slim.python.slim": "tf_slim",
+    "layers.python.layers": "tf_slim.layers",
+    "framework.python.ops": "tf_slim.ops",
+    "metrics.python.ops": "tf_slim.metrics",
+    "losses.python.losses": "tf_slim.losses",
+}
+# tf_slim 1.1.0's modules (the version requirements.txt pins), relative to the package.
+_TF_SLIM_MODULES = """data data.data_decoder data.data_provider data.dataset
+    data.dataset_data_provider data.parallel_reader data.prefetch_queue data.tfexample_decoder
+    evaluation layers layers.initializers layers.layers layers.normalization layers.optimizers
+    layers.regularizers layers.summaries layers.utils learning losses losses.loss_ops
+    losses.metric_learning metrics metrics.classification metrics.histogram_ops
+    metrics.metric_ops model_analyzer nets nets.alexnet nets.inception nets.inception_v1
+    nets.inception_v2 nets.inception_v3 nets.overfeat nets.resnet_utils nets.resnet_v1
+    nets.resnet_v2 nets.vgg ops ops.arg_scope ops.framework_ops ops.variables queues
+    summaries training training.evaluation training.training""".split()
+
+
+def _internal_modules() -> dict:
+    """Every contrib module path of `_INTERNAL_PACKAGES` -> its tf_slim module (None for the
+    packages in between, `tensorflow.contrib.layers.python`)."""
+    found: dict = {}
+    for path, home in _INTERNAL_PACKAGES.items():
+        parts = path.split(".")
+        for i in range(2, len(parts)):
+            found.setdefault(".".join(parts[:i]), None)
+        found[path] = home
+        prefix = home.removeprefix("tf_slim").lstrip(".")
+        for module in _TF_SLIM_MODULES:
+            if prefix and module.startswith(prefix + "."):
+                found[f"{path}.{module[len(prefix) + 1 :]}"] = f"tf_slim.{module}"
+            elif not prefix:
+                found[f"{path}.{module}"] = f"tf_slim.{module}"
+    return found
+
+
+INTERNAL_MODULES = _internal_modules()
+
+
+class InternalModule(types.ModuleType):
+    """One of contrib's own module paths: its tf_slim module's names, loaded on first use."""
+
+    def __init__(self, name: str, home):
+        super().__init__(name, f"A stand-in for {name}: {home or 'a package'} (compat_input).")
+        self.__path__: list = []  # `import tensorflow.contrib.layers.python.layers` finds it.
+        self._home = home
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name == "_home":
+            raise AttributeError(name)
+        child = sys.modules.get(f"{self.__name__}.{name}")
+        if isinstance(child, InternalModule):
+            return child
+        if self._home is not None:
+            try:
+                return getattr(importlib.import_module(self._home), name)
+            except AttributeError:
+                pass
+            try:
+                return importlib.import_module(f"{self._home}.{name}")
+            except ImportError:
+                pass
+        raise AttributeError(
+            f"{self.__name__}.{name} is gone with tf.contrib, and tf_slim, which carries "
+            f"{self.__name__}'s code, has no such name."
+        )
+
 
 def _load(home: str) -> Any:
     module, _, path = home.partition(":")
@@ -134,6 +206,10 @@ class ContribModule(types.ModuleType):
             return _loaded(key, HOMES[key])
         if key in MODULES:
             return _loaded(key, MODULES[key])
+        if within in MODULES:  # `from tensorflow.contrib.slim import arg_scope`
+            home = _loaded(within, MODULES[within])
+            if hasattr(home, name):
+                return getattr(home, name)
         if not within and key in PACKAGES:
             return sys.modules.get(f"tensorflow.contrib.{key}") or ContribModule(
                 f"tensorflow.contrib.{key}", self.served

@@ -146,6 +146,19 @@ PATCHES = tuple(
         )
         for name in ["tensorflow.contrib"] + [f"tensorflow.contrib.{p}" for p in contrib.PACKAGES]
     ),
+    *(
+        Patch(
+            lambda: sys.modules,
+            f"tensorflow.contrib.{path}",
+            lambda on, path=path, home=home: (
+                lambda original: contrib.InternalModule(f"tensorflow.contrib.{path}", home)
+            ),
+            "contrib's own module paths reach tf_slim's modules of the same code",
+            option="contrib",
+            item=True,
+        )
+        for path, home in contrib.INTERNAL_MODULES.items()
+    ),
     # TensorFlow internals that tf_slim 1.1.0 reaches where they were (tf_internals.MOVED):
     # given back only where missing, on legacy queues too (serve=False: an option that is
     # always on), as a program on them reaches tf_slim alike.

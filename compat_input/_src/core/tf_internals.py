@@ -192,6 +192,13 @@ def at_root(graph: tf.Graph):
             graph.finalize()
 
 
+def device_scope_strings(graph: tf.Graph) -> list:
+    """The fixed devices of `graph`'s device scope (`tf.device(string)`), innermost first;
+    device functions are left out."""
+    stack = graph._device_function_stack.peek_objs()
+    return [spec.raw_string for spec in stack if spec.raw_string is not None]
+
+
 def made_once(made: dict, what: str, graph: tf.Graph, make):
     """`made[what]`, made by `make()` on first use at the root of `graph`, which may be
     finalized by then (ops a pipeline or its state needs only on some paths)."""

@@ -12,6 +12,7 @@ from typing import Optional
 
 import tensorflow as tf
 
+from compat_input._src.core import devices
 from compat_input._src.core.state_variables import initial
 from compat_input._src.inputs import epochs
 from compat_input._src.runtime import pipeline as pipeline_lib
@@ -66,6 +67,7 @@ class InputQueue:
             self._queue = queue
         return self._queue.queue_ref
 
+    @devices.made_on_host
     def dequeue(self, name: Optional[str] = None) -> tf.Tensor:
         return self._source.element_tensors(name=name)[0]
 
@@ -77,6 +79,7 @@ class InputQueue:
         """Up to `n` elements; fewer only at the end; OutOfRangeError when none remain."""
         return self._pull(n, up_to=True, name=name)
 
+    @devices.made_on_host
     def _pull(self, n, up_to: bool, name: Optional[str]) -> tf.Tensor:
         pipeline = self._source.make_pipeline()
         iterator = pipeline.iterator
@@ -148,6 +151,7 @@ def _epoch_counter(num_epochs: Optional[int]) -> Optional[tf.Variable]:
     return counter
 
 
+@devices.made_on_host
 def _producer_queue(
     input_tensor,
     element_shape,

@@ -15,6 +15,7 @@ from compat_input._src.bad_records import origins
 from compat_input._src.bad_records import reader_logs
 from compat_input._src.bad_records import rereading
 from compat_input._src.core import dataset_ops
+from compat_input._src.core import devices
 from compat_input._src.core import graph_ops
 from compat_input._src.core import patching
 from compat_input._src.core import tracing
@@ -263,6 +264,7 @@ class ReaderBase(reader_surface.CountersAndState):
     def _check_file(self, path: str, head: bytes) -> None:
         del path, head  # Readers with file-format expectations override this.
 
+    @devices.made_on_host
     def read(self, queue, name=None):
         """Returns `(key, value)` of the next record; each run reads one record."""
         if not isinstance(queue, producers.InputQueue):
@@ -270,6 +272,7 @@ class ReaderBase(reader_surface.CountersAndState):
         self._check_files(queue)
         return self._read_directly(self._source(queue), name)
 
+    @devices.made_on_host
     def read_up_to(self, queue, num_records, name=None):
         """Up to `num_records` `(keys, values)`, never crossing a work item, as legacy."""
         if not isinstance(queue, producers.InputQueue):

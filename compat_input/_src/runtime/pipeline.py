@@ -20,8 +20,6 @@ and check ops on first use; one that batchers read is started only by a direct r
 """
 
 import dataclasses
-import threading
-import weakref
 from collections.abc import Callable
 from typing import Any
 from typing import Optional
@@ -40,51 +38,11 @@ from compat_input._src.runtime import iterators
 from compat_input._src.runtime import session_release
 from compat_input._src.runtime import start_ops
 from compat_input._src.runtime import started_guard
+from compat_input._src.runtime.graph_states import GraphState
+from compat_input._src.runtime.graph_states import built_pipelines
+from compat_input._src.runtime.graph_states import graph_state
 
 tf1 = tf.compat.v1
-
-
-class _GraphState:
-    """What compat_input knows about one graph."""
-
-    def __init__(self):
-        self.pipelines: list[Pipeline] = []
-        # Source element tensors, by tensor name: (source, index in the flat element).
-        self.source_tensors: dict[str, tuple[Source, int]] = {}
-        # Variables in no collection that pipelines use: initialized once per session at start.
-        self.state_variables: list[state_variables.StateVariable] = []
-        # They are initialized in groups (`StateGroup`), one per pipeline; `chain` initializes
-        # every group not yet initialized, each after the one before, from the graph alone.
-        self.groups: list[StateGroup] = []
-        self.chain: Optional[tf.Operation] = None
-        self.chained = 0
-        # Resource mirrors of reference-variable counters, by op name (capture/capture.py).
-        self.mirrors: dict[str, tf.Variable] = {}
-        # Op names of variables a service worker may keep its own copy of (data_service.py).
-        self.remote_safe: list[str] = []
-        self.runner: Optional[input_runner.PipelineRunner] = None
-        # Sessions that started this graph's pipelines: one built later starts in them at once.
-        self.sessions: weakref.WeakSet = weakref.WeakSet()
-        # Closes of the program's own queues that pipelines dequeue from, by queue: run as
-        # its sessions close (session_close.py).
-        self.queue_closes: dict = {}
-        self.lock = threading.Lock()
-
-
-# Names of every pipeline built in this process, for `compat-input run`'s report.
-built_pipelines: list[str] = []
-
-_graph_states: "weakref.WeakKeyDictionary[tf.Graph, _GraphState]" = weakref.WeakKeyDictionary()
-_graph_states_lock = threading.Lock()
-
-
-def graph_state(graph: Optional[tf.Graph] = None) -> _GraphState:
-    graph = graph or tf1.get_default_graph()
-    with _graph_states_lock:
-        state = _graph_states.get(graph)
-        if state is None:
-            state = _graph_states[graph] = _GraphState()
-        return state
 
 
 def check_graph_mode(what: str) -> None:
@@ -151,26 +109,14 @@ class Pipeline:
         )
         self.started_handle = self._started.handle
         self._made: dict = {}
-        # A pipeline read by counts each run computes (counted_reads.py): the examples
-        # that reads found and did not take, which the next reads take first; emptied when
-        # the iterator is rewound, saved with its position.
-        self.kept: Optional[list] = None
+        # Read by counts each run computes (counted_reads.py): what reads found and did not
+        # take, for the next reads; emptied when rewound, saved with the position.
         specs = tf.nest.flatten(self.element_spec)
-        blocks = source.counted == "blocks"
-        if source.counted and all(
+        counted = source.counted and all(
             isinstance(s, tf.TensorSpec) and s.shape.rank is not None for s in specs
-        ):
-            self.kept = []
-            for spec in specs:
-                shape = spec.shape[1:] if blocks else spec.shape
-                self.kept.append(
-                    state_variable(
-                        tracing.stand_in(tf.TensorShape([0]).concatenate(shape), spec.dtype),
-                        "left",
-                        [None, *shape],
-                    )
-                )
-        self.blocks = blocks and self.kept is not None
+        )
+        self.blocks = bool(counted) and source.counted == "blocks"
+        self.kept = [_left_rows(s, self.blocks) for s in specs] if counted else None
         runner = ensure_runner(graph)
         deferred = (self.variant, self.resource, runner.input_started.handle)
         self.guard = started_guard.guard(self.started_handle, name, deferred if self.lazy else None)
@@ -308,6 +254,12 @@ class Source:
         return flat
 
 
+def _left_rows(spec: tf.TensorSpec, blocks: bool) -> state_variables.StateVariable:
+    shape = spec.shape[1:] if blocks else spec.shape
+    empty = tracing.stand_in(tf.TensorShape([0]).concatenate(shape), spec.dtype)
+    return state_variable(empty, "left", [None, *shape])
+
+
 def needs_initialization(variables: list) -> None:
     """Registers variables to initialize at start, once per session, before any pipeline."""
     state = graph_state(variables[0].graph)
@@ -379,7 +331,7 @@ def pipelines_of(graph: tf.Graph) -> list[Pipeline]:
         return list(state.pipelines)
 
 
-def _to_start(state: _GraphState) -> list:
+def _to_start(state: GraphState) -> list:
     # A reader or producer that batchers read through their own iterators is left to its
     # first direct read, if any: 50 towers started 1.9 s sooner.
     return [p for p in state.pipelines if not (p.lazy and p.source.captured)]

@@ -1,0 +1,53 @@
+"""What compat_input knows about each graph: its pipelines, sources and state (pipeline.py
+builds them), and the names of the pipelines built in this process."""
+
+import threading
+import weakref
+from typing import Optional
+
+import tensorflow as tf
+
+tf1 = tf.compat.v1
+
+
+class GraphState:
+    """What compat_input knows about one graph."""
+
+    def __init__(self):
+        self.pipelines: list = []  # pipeline.Pipeline
+        # Source element tensors, by tensor name: (source, index in the flat element).
+        self.source_tensors: dict = {}
+        # Variables in no collection that pipelines use: initialized once per session at start.
+        self.state_variables: list = []
+        # They are initialized in groups (`StateGroup`), one per pipeline; `chain` initializes
+        # every group not yet initialized, each after the one before, from the graph alone.
+        self.groups: list = []
+        self.chain: Optional[tf.Operation] = None
+        self.chained = 0
+        # Resource mirrors of reference-variable counters, by op name (capture/capture.py).
+        self.mirrors: dict[str, tf.Variable] = {}
+        # Op names of variables a service worker may keep its own copy of (data_service.py).
+        self.remote_safe: list[str] = []
+        self.runner = None  # input_runner.PipelineRunner
+        # Sessions that started this graph's pipelines: one built later starts in them at once.
+        self.sessions: weakref.WeakSet = weakref.WeakSet()
+        # Closes of the program's own queues that pipelines dequeue from, by queue: run as
+        # its sessions close (session_close.py).
+        self.queue_closes: dict = {}
+        self.lock = threading.Lock()
+
+
+# Names of every pipeline built in this process, for `compat-input run`'s report.
+built_pipelines: list[str] = []
+
+_graph_states: "weakref.WeakKeyDictionary[tf.Graph, GraphState]" = weakref.WeakKeyDictionary()
+_graph_states_lock = threading.Lock()
+
+
+def graph_state(graph: Optional[tf.Graph] = None) -> GraphState:
+    graph = graph or tf1.get_default_graph()
+    with _graph_states_lock:
+        state = _graph_states.get(graph)
+        if state is None:
+            state = _graph_states[graph] = GraphState()
+        return state

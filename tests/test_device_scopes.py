@@ -1,0 +1,75 @@
+"""An input built inside the model's `tf.device('/gpu:0')` scope (tf_slim's clones dequeue
+their prefetch queue there, towers build their batchers there): legacy's queue ops have GPU
+kernels that keep data in host memory, tf.data's datasets and iterators have CPU kernels
+only, so compat_input makes them on the host CPU of the device asked for (job and task
+kept). Checked without a GPU: the ops' devices, and the values against legacy with soft
+placement (the only way legacy runs a GPU scope on a machine without one)."""
+
+import pytest
+import tensorflow as tf
+
+from compat_input._src.runtime import pipeline as pipeline_lib
+from helpers import compat_api
+from helpers import legacy_api
+
+tf1 = tf.compat.v1
+
+_SCOPE = "/job:localhost/replica:0/task:0/device:GPU:0"
+
+
+def _build(api):
+    x = api.range_input_producer(12, num_epochs=1, shuffle=False).dequeue()
+    q = api.FIFOQueue(8, [tf.int32], shapes=[[]])
+    api.add_queue_runner(api.QueueRunner(q, [q.enqueue([x * 10])]))
+    with tf1.device(_SCOPE):
+        y = api.range_input_producer(12, num_epochs=1, shuffle=False).dequeue()
+        return [q.dequeue_many(2), api.batch([y], 3)]
+
+
+def _run(api) -> tuple:
+    with tf.Graph().as_default() as graph:
+        reads = _build(api)
+        config = tf1.ConfigProto(allow_soft_placement=True)
+        values = []
+        with tf1.Session(config=config) as sess:
+            sess.run(tf1.local_variables_initializer())
+            coord = tf1.train.Coordinator()
+            threads = tf1.train.start_queue_runners(sess, coord)
+            for _ in range(3):
+                values.append([sess.run(r).tolist() for r in reads])
+            coord.request_stop()
+            coord.join(threads)
+        return graph, reads, values
+
+
+def test_an_input_built_in_a_gpu_scope_is_made_on_its_host_cpu():
+    graph, reads, _ = _run(compat_api())
+    input_ops = [
+        op
+        for op in graph.get_operations()
+        if op.type.endswith("Dataset") or op.type.startswith(("Iterator", "MakeIterator"))
+    ]
+    assert input_ops and pipeline_lib.built_pipelines
+    for op in input_ops + [r.op for r in reads]:
+        spec = tf.DeviceSpec.from_string(op.device)
+        # The job and task the program asked for, the host's CPU.
+        assert (spec.job, spec.task, spec.device_type) in (
+            ("localhost", 0, "CPU"),
+            (None, None, None),  # Made at the graph's root (state, shared constants).
+        ), (op.name, op.device)
+    assert {tf.DeviceSpec.from_string(r.device).device_type for r in reads} == {"CPU"}
+
+
+def test_an_input_built_in_a_gpu_scope_gives_what_legacy_gives():
+    _, _, legacy = _run(legacy_api())
+    _, _, compat = _run(compat_api())
+    assert compat == legacy
+
+
+@pytest.mark.parametrize("scope", ["/device:CPU:0", None])
+def test_an_input_built_on_the_cpu_or_anywhere_keeps_its_scope(scope):
+    with tf.Graph().as_default():
+        with tf1.device(scope):
+            x = compat_api().range_input_producer(4, shuffle=False).dequeue()
+            batch = compat_api().batch([x], 2)
+    assert batch.device == (scope or "")
