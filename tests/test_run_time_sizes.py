@@ -15,6 +15,7 @@ from helpers import assert_same
 from helpers import assert_same_examples
 from helpers import batch_sizes
 from helpers import compat_api
+from helpers import legacy_api
 from helpers import run_scenario
 
 tf1 = tf.compat.v1
@@ -113,6 +114,33 @@ def test_batch_join_of_enqueue_many_lists_with_a_fed_size_as_facenet_reads_it():
         )
 
     assert_same_examples(build, exact_sizes=False, feed=_sizes(5, 9))
+
+
+def _fed_from_python(api) -> list:
+    """facenet's input: a queue the program fills from Python, a few examples at a time,
+    batched with a fed size; each run's batch, legacy's dequeue returning what it held."""
+    with tf.Graph().as_default():
+        paths = tf1.placeholder(tf.int32, [None])
+        queue = api.FIFOQueue(100, [tf.int32], shapes=[[]])
+        enqueue = queue.enqueue_many([paths])
+        batch = api.batch([queue.dequeue() * 10], _size())
+        got = []
+        with tf1.Session(config=tf1.ConfigProto(operation_timeout_in_ms=20000)) as sess:
+            coord = tf1.train.Coordinator()
+            threads = tf1.train.start_queue_runners(sess, coord)
+            for epoch in range(2):
+                sess.run(enqueue, {paths: list(range(4 * epoch, 4 * epoch + 4))})
+                got += [sess.run(batch, {"size:0": 2}).tolist() for _ in range(2)]
+            coord.request_stop()
+            sess.run(queue.close(cancel_pending_enqueues=True))
+            coord.join(threads)
+        return got
+
+
+def test_a_fed_size_over_a_queue_filled_from_python_takes_what_it_holds():
+    # Blocks of examples made ahead would wait for examples the program has not given yet.
+    legacy = _fed_from_python(legacy_api())
+    assert _fed_from_python(compat_api()) == legacy == [[0, 10], [20, 30], [40, 50], [60, 70]]
 
 
 def test_a_hand_built_queue_read_with_fed_counts_is_served():

@@ -192,6 +192,11 @@ def block_size(plan) -> int:
     `placeholder_with_default`), so that a read takes one block; else a quarter of the
     capacity, at most 64. Larger blocks take fewer
     turns of a read's loop and keep more examples read ahead."""
+    if any(item.captured.dequeues for item in plan.lists):
+        # A queue the program fills itself (facenet enqueues each epoch's file names from
+        # Python) may hold fewer than a block while a read waits: one example a block, as
+        # legacy's dequeue took what its queue held.
+        return 1
     if plan.size.hint is not None and plan.size.hint > 0:
         return plan.size.hint
     return max(1, min(64, plan.capacity // 4))
