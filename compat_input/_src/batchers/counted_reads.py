@@ -45,7 +45,8 @@ def read_many(
     if blocks is None:
         blocks = pipeline.blocks
     shapes = [s.shape[1:] if blocks else s.shape for s in flat_spec]
-    with tf.control_dependencies([p.guard for p in pipeline.needs] + [pipeline.guard]):
+    kept = pipeline.kept  # What reads found and did not take: this one takes them first.
+    with tf.control_dependencies(_guards(pipeline)):
         count = tf.cast(count, tf.int32)
         arrays = [
             tf.TensorArray(
@@ -53,15 +54,6 @@ def read_many(
             )
             for s, t in zip(shapes, types)
         ]
-    kept = pipeline.kept
-    if kept is None:
-        # Examples this read found and did not take (at the end of the input, or of a
-        # block): its next reads take them first.
-        kept = [
-            pipeline_lib.state_variable(tf.zeros([0, *s], t), "left", [None, *s])
-            for s, t in zip(shapes, types)
-        ]
-    with tf.control_dependencies([p.guard for p in pipeline.needs] + [pipeline.guard]):
         left = [v.read_value() for v in kept]
     arrays = [a.write(0, x) for a, x in zip(arrays, left)]
     element_shapes = [tf.TensorShape([None, *s]) if blocks else s for s in shapes]
@@ -112,12 +104,7 @@ def read_many(
             return [tf.zeros([0, *s], t) for s, t in zip(shapes, types)]
 
     flat = tf.cond(complete, batch, end_of_input)
-    flat = [tf.ensure_shape(t, [None, *s]) for t, s in zip(flat, shapes)]
-    pipeline.read_op_names.append(flat[0].op.name)
-    element = tf.nest.pack_sequence_as(pipeline.element_spec, flat)
-    with tf.control_dependencies([after(element)] if after else []):
-        flat = graph_ops.IdentityN(input=flat, name=name)
-    return tf.nest.pack_sequence_as(pipeline.element_spec, flat)
+    return _named(pipeline, flat, [[None, *s] for s in shapes], name, after)
 
 
 def read_one(pipeline: pipeline_lib.Pipeline, name: Optional[str] = None, after=None) -> Any:
@@ -125,7 +112,7 @@ def read_one(pipeline: pipeline_lib.Pipeline, name: Optional[str] = None, after=
     queue read by `dequeue()` and `dequeue_many(n)`): the first that a count read left,
     else the iterator's next, so that every read takes examples in legacy's order."""
     flat_spec = tf.nest.flatten(pipeline.element_spec)
-    with tf.control_dependencies([p.guard for p in pipeline.needs] + [pipeline.guard]):
+    with tf.control_dependencies(_guards(pipeline)):
         left = [v.read_value() for v in pipeline.kept]
 
     def from_left():
@@ -136,7 +123,17 @@ def read_one(pipeline: pipeline_lib.Pipeline, name: Optional[str] = None, after=
         return tf.nest.flatten(iterators.get_next(pipeline.iterator))
 
     flat = tf.cond(tf.shape(left[0])[0] > 0, from_left, from_iterator)
-    flat = [tf.ensure_shape(t, s.shape) for t, s in zip(flat, flat_spec)]
+    return _named(pipeline, flat, [s.shape for s in flat_spec], name, after)
+
+
+def _guards(pipeline: pipeline_lib.Pipeline) -> list:
+    # A read waits for the started checks: an unstarted pipeline fails with the fix first.
+    return [p.guard for p in pipeline.needs] + [pipeline.guard]
+
+
+def _named(pipeline: pipeline_lib.Pipeline, flat: list, shapes: list, name, after) -> Any:
+    """A read's tensors, of `shapes`, under the read's name, after `after(element)`."""
+    flat = [tf.ensure_shape(t, s) for t, s in zip(flat, shapes)]
     pipeline.read_op_names.append(flat[0].op.name)
     element = tf.nest.pack_sequence_as(pipeline.element_spec, flat)
     with tf.control_dependencies([after(element)] if after else []):

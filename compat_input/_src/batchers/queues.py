@@ -126,15 +126,10 @@ class _Served:
     def _shuffle(self) -> Optional[batch_plan.Shuffle]:
         return None
 
+    @devices.made_on_host
+    @tracing.without_autograph
     def _serve(self, what: str, n, name: Optional[str]) -> Optional[Any]:
         """The dequeue `what(n)` read from the queue's pipeline, or None: left to TensorFlow."""
-        if tf.executing_eagerly():
-            return self._serve_on_host(what, n, name)
-        with devices.on_host(self.queue_ref.graph):
-            return self._serve_on_host(what, n, name)
-
-    @tracing.without_autograph
-    def _serve_on_host(self, what: str, n, name: Optional[str]) -> Optional[Any]:
         runs = _runners_of(self)
         why = _why_not_served(self, what, runs)
         static_n = None if n is None else tf.get_static_value(n)

@@ -122,8 +122,8 @@ class _PipelineSaveable(saveable_object.SaveableObject):
                 resource_handle=self.op, serialized=restored_tensors[0]
             )
         restored = [restore]
-        for index, variable in enumerate(self._pipeline.kept or []):
-            with tf.control_dependencies([state]):
+        with tf.control_dependencies([state]):
+            for index, variable in enumerate(self._pipeline.kept or []):
                 restored.append(
                     variable.assign(tf.io.parse_tensor(restored_tensors[1][index], variable.dtype))
                 )
