@@ -55,7 +55,8 @@ def test_from_imports_and_other_aliases_are_served():
         """
     ).code
     assert "from compat_input import shuffle_batch as sb" in out
-    assert "from tensorflow.train import Saver" in out
+    # TensorFlow 2's tf.train has no Saver: the import takes TF1's, where it lives on.
+    assert "from tensorflow.compat.v1.train import Saver" in out
     assert "b = sb([1], 2, 10, 5)" in out
     assert "q = compat_input.range_input_producer(3)" in out
     assert "tensor_flow.compat.v1.disable_v2_behavior()" in out  # Under its own alias.
@@ -383,11 +384,23 @@ def test_the_keras_save_note_is_kept_for_models_and_dropped_for_savers():
         self_saver = tf.compat.v1.train.Saver(max_to_keep=3)
         saver.save(None, "/tmp/ckpt")
         self_saver.save(None, "/tmp/ckpt")
+        model = tf.keras.Sequential()
         model.save("/tmp/model")
         """
     )
     notes = [f.line for f in outcome.findings if "*.save requires manual check" in f.flag.message]
-    assert notes == [6]
+    assert notes == [7]
+    # A file that never names Keras makes no Keras model (youtube-8m's `saver` parameter,
+    # a SavedModelBuilder's save).
+    outcome = _migrate(
+        """\
+        import tensorflow as tf
+        def export(saver, builder):
+            saver.save(None, "/tmp/ckpt")
+            builder.save()
+        """
+    )
+    assert not [f for f in outcome.findings if "*.save requires" in f.flag.message]
 
 
 def test_every_finding_code_has_a_guide_row():
@@ -596,10 +609,21 @@ def test_contrib_training_batchers_become_compat_inputs_in_every_spelling():
     ):
         assert line in code, code
     assert "k, [c] = compat_input.bucket([x], w, 2, 3)" in code
-    # The module's import stays (tf.contrib.training's other names, HParams, have no
-    # home), and is the one finding.
-    assert [(f.line, f.flag.code) for f in outcome.findings] == [(3, "CI004")]
+    # Every use of the module moved: its import goes, and nothing needs a person.
+    assert "from tensorflow.contrib import training" not in code
+    assert outcome.findings == []
     compile(code, "prog.py", "exec")
+    # Where a use is left (HParams has no home), the import stays and the use is reported.
+    outcome = _migrate(
+        """\
+        import tensorflow as tf
+        from tensorflow.contrib import training
+        k, [c] = training.bucket([x], w, 2, 3)
+        h = training.HParams(a=1)
+        """
+    )
+    assert "from tensorflow.contrib import training" in outcome.code
+    assert [(f.line, f.flag.code) for f in outcome.findings] == [(4, "CI004")]
 
 
 def test_contrib_slim_becomes_the_tf_slim_package_in_every_spelling():

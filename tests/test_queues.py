@@ -34,6 +34,8 @@ from helpers import write_tfrecords
 
 tf1 = tf.compat.v1
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
 
 def _example(api, limit=12, epochs=2):
     """One example per step of a producer: an image-like float row and its label."""
@@ -521,7 +523,21 @@ def test_a_session_closes_cleanly_while_its_pipeline_waits_on_a_queue_fed_from_p
             env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"),
         )
         runs[side] = (done.returncode, done.stdout)
-    assert runs[None] == runs["--legacy"]
+    # The same program migrated (compat_input's names, no install(): nothing wraps
+    # Session.close for every session), run with plain python.
+    from compat_input_tools import codemod
+
+    migrated = tmp_path / "migrated.py"
+    migrated.write_text(codemod.migrate_source(_FED_FROM_PYTHON).code)
+    done = subprocess.run(
+        [sys.executable, str(migrated)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONPATH=ROOT),
+    )
+    runs["migrated"] = (done.returncode, done.stdout)
+    assert runs[None] == runs["--legacy"] == runs["migrated"]
     assert runs[None][0] == 0 and runs[None][1].strip()
 
 

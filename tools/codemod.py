@@ -5,10 +5,12 @@ Four passes, each a small, separately testable step:
    (tf_slim, tf.compat.v1.nn.rnn_cell, a function written into the file), before the
    upgrader can swap them for stand-ins that compute other values; then `exact.KeepExact`
    keeps on tf.compat.v1 the TF1 names whose TensorFlow 2 successor is another function
-   (`tf.image.resize_images`); line numbers stay.
+   (`tf.image.resize_images`), and `imports.ImportsOnV1` moves `from tensorflow import
+   flags` and its kind to the tf.compat.v1 homes; line numbers stay.
 1. TensorFlow's own upgrader (upgrader.py, `tensorflow.tools.compatibility`) upgrades the
    TF1 API as `tf_upgrade_v2` would; it runs once, on the original text, so what it cannot
-   convert is reported with the original line numbers.
+   convert is reported with the original line numbers. Where its parser cannot read a file
+   Python reads, fallback.py keeps every TF1 name on tf.compat.v1 instead.
 2. `_ServeFromCompatInput` (libcst): queue-input names (tables in rules.py) become
    `compat_input.<name>`, whatever the spelling, the upgrader's `tf.compat.v1` ones
    included; `from tensorflow.train import batch` becomes `from compat_input import batch`;
@@ -26,12 +28,15 @@ import inspect
 import libcst as cst
 from libcst import codemod
 from libcst.codemod.visitors import AddImportsVisitor
+from libcst.codemod.visitors import RemoveImportsVisitor
 from libcst.metadata import QualifiedNameProvider
 
 from compat_input._src.commands import contrib_helpers
 
 from . import exact
+from . import fallback
 from . import findings
+from . import imports
 from . import resolve
 from . import rules
 from . import tfdata
@@ -80,7 +85,7 @@ class _ContribToHomes(cst.CSTTransformer):
                 self.helpers[helper.__name__] = helper
                 return cst.Name(helper.__name__)
             moved = rules.moved(name)
-            if moved and not _rooted_in_moved(self, original_node):
+            if moved:
                 # tf.contrib.slim.prefetch_queue -> tf_slim.prefetch_queue, `import tf_slim`.
                 package, _, rest = moved.partition(".")
                 self.packages.add(package)
@@ -166,6 +171,10 @@ class _ServeFromCompatInput(codemod.VisitorBasedCodemodCommand):
         names = findings.imported_names(
             self.get_metadata(QualifiedNameProvider, original_node, set())
         )
+        renamed = rules.with_tf1_spellings(names) & rules.ABSL_RENAMES.keys()
+        if renamed:
+            # flags.FlagsError -> flags.Error: absl's name for the same base class.
+            return updated_node.with_changes(attr=cst.Name(rules.ABSL_RENAMES[renamed.pop()]))
         for name in names:
             if self.keep_runners and rules.RENAMES.get(name) in rules.RUNNERS:
                 root = findings.tensorflow_root(self, original_node)
@@ -176,40 +185,27 @@ class _ServeFromCompatInput(codemod.VisitorBasedCodemodCommand):
                 return _compat(rules.RENAMES[name])
             path = rules.keep_v1(name)
             root = findings.tensorflow_root(self, original_node) if path else None
+            if root is None and path and rules.contrib_module(name.rpartition(".")[0]):
+                # `rnn.LSTMCell` of `from tensorflow.contrib import rnn`: the import goes.
+                AddImportsVisitor.add_needed_import(self.context, "tensorflow")
+                root = cst.Name("tensorflow")
             if root is not None:
                 # tf.summary.scalar -> tf.compat.v1.summary.scalar, same alias.
                 return _path(root, path)
         return updated_node
 
-    def leave_Import(self, original_node, updated_node):
-        # `import tensorflow.contrib.slim as slim` -> `import tf_slim as slim`.
-        names = []
-        for alias in updated_node.names:
-            target = rules.moved(cst.helpers.get_full_name_for_node(alias.name))
-            if target and alias.asname:
-                alias = alias.with_changes(name=cst.parse_expression(target))
-            names.append(alias)
-        return updated_node.with_changes(names=names)
-
     def leave_ImportFrom(self, original_node, updated_node):
-        served, kept, moved = [], [], []
+        # tf.contrib's moved modules and TF1's other import forms were rewritten by pass 0
+        # (imports.ImportsOnV1): what is left to do here is compat_input's names.
+        served, kept = [], []
         for alias, full in resolve.from_import_names(original_node):
-            target = rules.moved(full)
-            if target:
-                moved.append((alias, target))
-            else:
-                (served if full in rules.RENAMES else kept).append((alias, full))
-        for alias, target in moved:
-            # `from tensorflow.contrib import slim` -> `import tf_slim as slim`;
-            # `from tensorflow.contrib.slim import nets` -> `from tf_slim import nets`.
-            bound = alias.asname.name.value if alias.asname else alias.name.value
-            module, _, obj = target.rpartition(".")
-            asname = None if bound == obj else bound
-            if module:
-                AddImportsVisitor.add_needed_import(self.context, module, obj, asname)
-            else:
-                AddImportsVisitor.add_needed_import(self.context, obj, asname=asname)
-        if not served and not moved:
+            if rules.contrib_module(full):
+                # Its uses moved to their homes (pass 0): the import goes with the last.
+                module, _, name = full.rpartition(".")
+                asname = alias.asname.name.value if alias.asname else None
+                RemoveImportsVisitor.remove_unused_import(self.context, module, name, asname)
+            (served if full in rules.RENAMES else kept).append((alias, full))
+        if not served:
             return updated_node
         for alias, full in served:
             asname = alias.asname.name.value if alias.asname else None
@@ -219,13 +215,6 @@ class _ServeFromCompatInput(codemod.VisitorBasedCodemodCommand):
         if not kept:
             return cst.RemoveFromParent()
         return updated_node.with_changes(names=_last_without_comma([a for a, _ in kept]))
-
-
-def _rooted_in_moved(command, node: cst.Attribute) -> bool:
-    """Whether `node`'s root name is itself a moved module (`slim` of `from tensorflow.contrib
-    import slim`), whose import pass 2 rewrites: `slim.conv2d` then stays as written."""
-    root, rooted = findings.root(command, node)
-    return isinstance(root, cst.Name) and any(rules.moved(name) for name in rooted)
 
 
 def _last_without_comma(aliases: list) -> list:
@@ -351,7 +340,9 @@ def migrate_source(
     wrapper = cst.MetadataWrapper(module)
     flags = findings.Flags()
     wrapper.visit(flags)
+    module = module.visit(imports.ImportsOnV1())
     homes = _ContribToHomes()
+    wrapper = cst.MetadataWrapper(module)
     module = wrapper.visit(homes)
     keep = exact.KeepExact(keep_lines)
     module = cst.MetadataWrapper(module).visit(keep)
@@ -368,8 +359,16 @@ def migrate_source(
     if _imports_tensorflow(module):
         # TensorFlow's upgrader next, on the original lines: its complaints then carry the
         # original line numbers, and its tf.compat.v1 spellings are rows of our table.
-        upgraded, upgrader_findings = upgrader.upgrade(module.code, filename)
-        module = cst.parse_module(upgraded)
+        try:
+            upgraded, upgrader_findings = upgrader.upgrade(module.code, filename)
+            module = cst.parse_module(upgraded)
+        except upgrader.Unreadable as error:
+            # Migrated all the same, every TF1 name kept on tf.compat.v1 (fallback.py).
+            module = fallback.keep_on_v1(module)
+            flag = dataclasses.replace(
+                fallback.UNREADABLE, message=fallback.UNREADABLE.message.format(reason=error)
+            )
+            upgrader_findings = [findings.Finding(1, 1, flag)]
     else:
         # tf_upgrade_v2 renames any `tf.` it sees; a module without TensorFlow is not ours.
         upgrader_findings = []

@@ -24,6 +24,7 @@ from libcst.metadata import PositionProvider
 from libcst.metadata import QualifiedNameProvider
 
 from . import findings
+from . import imports
 from . import rules
 
 # Elementwise math functions TensorFlow 2 exports as separate (dispatch-wrapped) objects
@@ -70,6 +71,12 @@ def _lookup(root, path: str):
         except Exception:  # noqa: BLE001 - a lazy loader may fail any way; then it is absent.
             return None
     return root
+
+
+def _tf():
+    import tensorflow as tf
+
+    return tf
 
 
 @functools.cache
@@ -126,6 +133,10 @@ class KeepExact(cst.CSTTransformer):
         self.proven_lines: set = set()
         self._plain_calls: set = set()
         self._noted: set = set()
+        self._inner: set = set()  # Attributes with an attribute of theirs taken.
+
+    def visit_Attribute(self, node) -> None:
+        self._inner.add(id(node.value))
 
     def visit_Call(self, node) -> None:
         if not any(arg.star for arg in node.args):
@@ -143,6 +154,12 @@ class KeepExact(cst.CSTTransformer):
         if name in rules.RENAMES or rules.keep_v1(name) or rules.moved(name):
             return updated_node  # Pass 2 (or pass 0) serves it.
         path = name[len("tensorflow.") :]
+        if id(original_node) not in self._inner and _v1_module(path):
+            # A module passed as a value (`find_class_by_name(name, [tf.train])`, then
+            # `getattr(module, "AdamOptimizer")`): TF1's module, which has TF1's names;
+            # the upgrader renames only the names it sees taken from a module.
+            root = findings.tensorflow_root(self, original_node)
+            return _path(root, f"compat.v1.{path}") if root is not None else updated_node
         start = self.get_metadata(PositionProvider, original_node).start
         called = id(original_node) in self._plain_calls and start.line not in self.keep_lines
         if not kept(path, called):
@@ -152,10 +169,23 @@ class KeepExact(cst.CSTTransformer):
         root = findings.tensorflow_root(self, original_node)
         if root is None:
             return updated_node  # `from tensorflow import image`: the upgrader leaves it too.
-        if path not in self._noted:
+        if path not in self._noted and _lookup(_tf(), changed(path)[3:].split(" ")[0]):
+            # Only where TensorFlow 2 has a function of that name: the rest (tf.flags,
+            # tf.app) can only be spelled tf.compat.v1, and nothing is there to check.
             self._noted.add(path)
             self.notes.append((start.line, start.column + 1, _flag(path)))
-        result = cst.Attribute(value=root, attr=cst.Name("compat"))
-        for part in ["v1", *path.split(".")]:
-            result = cst.Attribute(value=result, attr=cst.Name(part))
-        return result
+        return _path(root, f"compat.v1.{path}")
+
+
+def _path(root: cst.BaseExpression, path: str) -> cst.BaseExpression:
+    for part in path.split("."):
+        root = cst.Attribute(value=root, attr=cst.Name(part))
+    return root
+
+
+def _v1_module(path: str) -> bool:
+    """Whether `tf.<path>` is a module whose TF1 version (`tf.compat.v1.<path>`) the
+    import forms' table (imports.home) would take instead."""
+    return isinstance(_lookup(_tf().compat.v1, path), types.ModuleType) and bool(
+        imports.home(f"tensorflow.{path}")
+    )

@@ -106,6 +106,11 @@ class Flags(cst.CSTVisitor):
             if rules.moved(name):
                 self._report_moved(alias)
                 continue
+            if rules.contrib_module(name):
+                # `from tensorflow import contrib`, `from tensorflow.contrib import layers`:
+                # each use is reported, or moved by pass 0 (and the import, then unused,
+                # removed by pass 2).
+                continue
             flag = self._flag_for({name})
             if flag is not None:
                 self._report(alias, flag)

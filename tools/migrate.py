@@ -309,6 +309,7 @@ def main(argv=None) -> int:
             if write and status == "changed":
                 _write(path, code)
         counts[status] += 1
+        needs_person += status == "failed"  # A file left as it was needs a person most.
         needs_person += sum(1 for f in findings if f.flag.severity in ("warning", "error"))
         _progress(index, len(files), path)
     verb = "changed" if write else "would change"

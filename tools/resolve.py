@@ -13,6 +13,7 @@ import difflib
 import functools
 import importlib
 import sys
+import types
 
 import libcst as cst
 from libcst.metadata import PositionProvider
@@ -49,12 +50,27 @@ def _flag(name: str, reason: str) -> rules.Flag:
 @functools.cache
 def missing(name: str):
     """Why the dotted `tensorflow...` name does not resolve, or None where it does."""
+    return _find(name)[1]
+
+
+def lookup(name: str):
+    """The object the dotted `name` resolves to, or None."""
+    return _find(name)[0]
+
+
+@functools.cache
+def _find(name: str) -> tuple:
+    """`(object, None)` for a dotted name that resolves, `(None, reason)` otherwise."""
     parts = name.split(".")
     try:
         found = importlib.import_module(parts[0])
     except ImportError as error:
-        return str(error)
+        return None, str(error)
     for index, part in enumerate(parts[1:], 1):
+        if not isinstance(found, (types.ModuleType, type)):
+            # An instance's attributes (`flags.FLAGS.steps`, defined when the program
+            # runs) cannot be known, or asked for, without running the program.
+            return found, None
         try:
             found = getattr(found, part)
         except AttributeError as error:
@@ -63,14 +79,14 @@ def missing(name: str):
             # only inside a real package: importing `tensorflow.compat.v1.layers` would
             # put new module objects at `tensorflow.compat` in this process.
             if sys.modules.get(".".join(parts[:index])) is not found:
-                return reason
+                return None, reason
             try:
                 found = importlib.import_module(".".join(parts[: index + 1]))
             except ImportError:
-                return reason
+                return None, reason
         except Exception as error:  # noqa: BLE001 - a lazy loader may fail any way.
-            return f"{type(error).__name__}: {error}".splitlines()[0]
-    return None
+            return None, f"{type(error).__name__}: {error}".splitlines()[0]
+    return found, None
 
 
 class _Names(cst.CSTVisitor):
@@ -83,8 +99,10 @@ class _Names(cst.CSTVisitor):
     def _check(self, node, name: str) -> bool:
         if not (name == "tensorflow" or name.startswith("tensorflow.")):
             return False
-        if name.startswith("tensorflow.contrib."):
-            return True  # Reported on the original by rules.FLAGS, with its own advice.
+        if name == "tensorflow.contrib" or name.startswith("tensorflow.contrib."):
+            # A use is reported on the original by rules.FLAGS, with its own advice; an
+            # import is left only where a use of it is.
+            return True
         reason = missing(name)
         if reason is not None:
             position = self.get_metadata(PositionProvider, node).start

@@ -70,6 +70,13 @@ KEEP_V1_NAMES.update(
         "tensorflow.logging": "compat.v1.logging",
     }
 )
+# tf.flags' names from python-gflags, which TensorFlow 1.5 replaced with absl's flags: the
+# base class of every flag error, `FlagsError` there, is `Error` in absl (DuplicateFlagError,
+# IllegalFlagValueError, ... derive from it either way). Qualified name -> absl's name.
+ABSL_RENAMES = {
+    f"tensorflow.{home}flags.FlagsError": "Error"
+    for home in ("", "app.", "compat.v1.", "compat.v1.app.")
+}
 # tf.contrib's names whose home is on tf.compat.v1 (rnn cells and functions, the global-step
 # functions), from the table install() serves at run time (compat_input's contrib.py).
 KEEP_V1_NAMES.update(
@@ -161,6 +168,14 @@ def as_tf1(name: str) -> str:
 def with_tf1_spellings(names: set) -> set:
     """`names` and their `as_tf1` spellings."""
     return names | {as_tf1(n) for n in names}
+
+
+def contrib_module(name: str) -> bool:
+    """Whether the qualified `name` is tf.contrib or one of its modules with homes."""
+    name = as_tf1(name)
+    return name == "tensorflow.contrib" or name.removeprefix("tensorflow.contrib.") in (
+        contrib.PACKAGES
+    )
 
 
 def moved(name: str):

@@ -2,6 +2,7 @@
 messages become findings."""
 
 import contextlib
+import functools
 import io
 import re
 
@@ -9,19 +10,26 @@ from . import rules
 from .findings import Finding
 
 
+class Unreadable(Exception):
+    """TensorFlow's upgrader could not read a file that Python reads."""
+
+
 def upgrade(code: str, filename: str) -> tuple:
     """Pass 1: TensorFlow's own tf_upgrade_v2, as a library, on the rest of the TF1 API.
 
-    Returns the new text and the upgrader's errors as findings.
+    Returns the new text and the upgrader's errors as findings; raises Unreadable where
+    its parser fails.
     """
     from tensorflow.tools.compatibility import ast_edits
-    from tensorflow.tools.compatibility import tf_upgrade_v2
 
-    upgrader = ast_edits.ASTCodeUpgrader(tf_upgrade_v2.TFAPIChangeSpec())
-    with contextlib.redirect_stdout(io.StringIO()):  # It prints every rename.
-        parsed, new_code, report, errors = upgrader.update_string_pasta(code, filename)
+    upgrader = ast_edits.ASTCodeUpgrader(_spec_class()())
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):  # It prints every rename.
+            parsed, new_code, report, errors = upgrader.update_string_pasta(code, filename)
+    except Exception as error:  # noqa: BLE001 - pasta fails in its own ways on valid code.
+        raise Unreadable(f"{type(error).__name__}: {error}".splitlines()[0]) from error
     if not parsed:
-        raise ValueError(f"tf_upgrade_v2 could not parse {filename}")
+        raise Unreadable("it could not parse the file")
     del errors  # The report holds them too, with every INFO and WARNING.
     found = []
     lines = code.splitlines()
@@ -35,11 +43,39 @@ def upgrade(code: str, filename: str) -> tuple:
         if flag is None:
             continue
         if _KERAS_SAVE in flag.message and line <= len(lines):
+            if "keras" not in code:
+                continue  # A file that never names Keras makes no Keras model to save.
             called = re.match(r"([\w.]+)\.save\(", lines[line - 1][column - 1 :])
             if called and called[1] in savers:
                 continue  # A tf.train.Saver's save: the note is about Keras models.
         found.append(Finding(line, column, flag))
     return new_code, found
+
+
+@functools.cache
+def _spec_class():
+    """TensorFlow's upgrade tables, less the rows keyed by Google's own aliases of
+    tf.contrib modules (`slim.l2_regularizer`, `contrib_layers.xavier_initializer`), which
+    the upgrader applies to any name spelled so: pass 0 has moved tf.contrib's names to
+    their homes already, and `slim` is then tf_slim, whose functions are contrib's own
+    (the upgrader's Keras stand-ins compute other values). Rows keyed `tf.` or `*.` (a
+    method of any object) stay. A class, not an instance: the upgrader builds its tables
+    again (`clear_preprocessing` calls `__init__`) after every file."""
+    from tensorflow.tools.compatibility import tf_upgrade_v2
+
+    class Spec(tf_upgrade_v2.TFAPIChangeSpec):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            for name, table in vars(self).items():
+                if isinstance(table, dict):
+                    # A copy: some tables are TensorFlow's module-level dicts.
+                    setattr(self, name, {k: v for k, v in table.items() if _ours(k)})
+
+    return Spec
+
+
+def _ours(key) -> bool:
+    return not isinstance(key, str) or key.startswith(("tf.", "*."))
 
 
 # The upgrader's note on every `*.save(...)` call, which concerns Keras models only; and

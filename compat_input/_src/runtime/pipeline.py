@@ -359,6 +359,8 @@ def start_pipelines(sess, graph: Optional[tf.Graph] = None) -> int:
         state.sessions.add(sess)
         pipelines = _to_start(state)
     session_release.at_exit(sess)
+    if state.queue_closes:
+        session_release.close_queues_first(sess, state.queue_closes)
     groups = state_groups(graph)
     if not pipelines and not groups:
         return 0

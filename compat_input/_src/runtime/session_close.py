@@ -5,7 +5,9 @@ reads ahead, and at the end of what was fed its thread waits in that dequeue. Te
 then crashed closing the session (a segmentation fault in `Session.close`, the process's
 exit status 139, where legacy's runner threads were cancelled and the program ended with
 0). So the queues pipelines dequeue from are closed first, cancelling the waiting read as
-legacy's session close cancelled its runners' (`install()` wraps `Session.close`).
+legacy's session close cancelled its runners' (`install()` wraps `Session.close`; without
+it, each session that starts such pipelines gets its own `close` wrapped:
+session_release.close_queues_first).
 """
 
 import tensorflow as tf
@@ -13,6 +15,7 @@ import tensorflow as tf
 from compat_input._src.core import graph_ops
 from compat_input._src.core import tf_internals
 from compat_input._src.runtime import pipeline as pipeline_lib
+from compat_input._src.runtime import session_release
 
 
 def close_at_session_close(queue_handle: tf.Tensor) -> None:
@@ -34,11 +37,7 @@ def closing_queues_first(close):
     def close_queues_then_session(self):
         graph = getattr(self, "_graph", None)
         closes = list(pipeline_lib.graph_state(graph).queue_closes.values()) if graph else []
-        if closes and not getattr(self, "_closed", True):
-            try:
-                self.run(closes)
-            except (tf.errors.OpError, RuntimeError):
-                pass  # A queue closed already, or a session that cannot run: closed anyway.
+        session_release.run_queue_closes(self, closes)
         return close(self)
 
     close_queues_then_session.__wrapped__ = close
