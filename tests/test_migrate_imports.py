@@ -36,7 +36,7 @@ FORMS = [
     ("from tensorflow import flags, logging as tflog", "tflog", "logging"),
     ("from tensorflow import gfile, train, nn", "nn", "nn"),
     ("from tensorflow import Session", "Session", "Session"),
-    ("from tensorflow.train import Saver", "Saver", "train.Saver"),
+    ("from tensorflow.train import AdamOptimizer", "AdamOptimizer", "train.AdamOptimizer"),
     ("from tensorflow.app import flags", "flags", "app.flags"),
     ("from tensorflow.python.platform import gfile", "gfile", "gfile"),
     ("from tensorflow.python.platform import flags", "flags", "flags"),

@@ -431,6 +431,7 @@ def test_the_public_names_are_pinned():
         "QueueRunner",
         "RandomShuffleQueue",
         "ReaderBase",
+        "Saver",
         "Supervisor",
         "TFRecordReader",
         "TextLineReader",

@@ -66,6 +66,7 @@ class _ContribToHomes(cst.CSTTransformer):
     def __init__(self):
         super().__init__()
         self.packages: set = set()
+        self.modules: set = set()  # `from parent import module`, for rules.FROM_MODULES
         self.helpers: dict = {}
 
     def _names(self, node) -> set:
@@ -80,6 +81,11 @@ class _ContribToHomes(cst.CSTTransformer):
             if root is not None:
                 # tf.contrib.tfprof.model_analyzer.FLOAT_OPS_OPTIONS -> a builder's call.
                 return cst.parse_expression(f"{root.value}.{rules.EXPRESSIONS[name]}")
+            if name in rules.FROM_MODULES:
+                # tf.contrib.lookup.index_table_from_tensor -> lookup_ops.<the same>.
+                module, attribute = rules.FROM_MODULES[name]
+                self.modules.add(module)
+                return _path(cst.Name(module.rpartition(".")[2]), attribute)
             if name in contrib_helpers.HELPERS:
                 helper = contrib_helpers.HELPERS[name]
                 self.helpers[helper.__name__] = helper
@@ -375,6 +381,8 @@ def migrate_source(
     context = codemod.CodemodContext(filename=filename)
     for package in sorted(homes.packages):
         AddImportsVisitor.add_needed_import(context, package)
+    for imported in sorted(homes.modules):
+        AddImportsVisitor.add_needed_import(context, *imported.rsplit(".", 1))
     serving = _ServeFromCompatInput(context)
     serving.keep_runners = to_tfdata
     served = serving.transform_module(module)

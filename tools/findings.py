@@ -81,6 +81,8 @@ class Flags(cst.CSTVisitor):
         if names & contrib_helpers.HELPERS.keys():
             self._report_once(node, rules.HELPER_NOTE)
             return False  # Pass 0 writes the function into the file.
+        if names & rules.FROM_MODULES.keys():
+            return False  # Pass 0 takes it from TensorFlow's module of the same code.
         if id(node) in self._rewritten_calls:
             return False  # Pass 0 rewrites the call (rules.CALL_REWRITES).
         if any(rules.keep_v1(name) for name in names):

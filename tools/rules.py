@@ -21,6 +21,9 @@ def _renames() -> dict:
                 table[f"{prefix}.{name}"] = name
     for root in ("tensorflow", "tensorflow.compat.v1"):
         table.update({f"{root}.contrib.training.{n}": n for n in contrib.CONTRIB_TRAINING})
+        # A Saver that restores checkpoints lacking an input position, as legacy's did:
+        # install() patches every Saver's restore, a migrated program has no install().
+        table[f"{root}.train.Saver"] = "Saver"
     return table
 
 
@@ -134,6 +137,20 @@ MOVED_MODULES.update(
     }
 )
 
+# contrib's own module paths (`from tensorflow.contrib.layers.python import layers as
+# tf_layers`, video prediction) are tf_slim's modules of the same code, as install() serves.
+MOVED_MODULES.update(
+    {f"tensorflow.contrib.{path}": home for path, home in contrib.INTERNAL_MODULES.items() if home}
+)
+
+# tf.contrib.lookup's functions are TensorFlow's own lookup_ops, which TensorFlow 2 keeps
+# but exports only in part (tf.compat.v1.lookup has no index_table_from_tensor): qualified
+# name -> (the module the migrated file imports, the name there).
+FROM_MODULES = {
+    f"tensorflow.contrib.lookup.{name}": ("tensorflow.python.ops.lookup_ops", home)
+    for name, home in contrib.LOOKUP.items()
+}
+
 # tf.contrib.rnn.LSTMBlockCell(...) -> tf.compat.v1.nn.rnn_cell.LSTMCell(...): the fused
 # kernel computes the LSTM that LSTMCell computes (gates i, j, f, o; forget_bias added to
 # f; the same `kernel` and `bias` variables under the same `lstm_cell` scope). Positional
@@ -179,11 +196,14 @@ def contrib_module(name: str) -> bool:
 
 
 def moved(name: str):
-    """The qualified name `name` in the package its tf.contrib module became, or None."""
+    """The qualified name `name` in the package its tf.contrib module became, or None.
+    The longest path that holds it decides (`slim.python.slim.data` before `slim`)."""
     name = as_tf1(name)
-    for old, new in MOVED_MODULES.items():
-        if name == old or name.startswith(old + "."):
-            return new + name[len(old) :]
+    parts = name.split(".")
+    for end in range(len(parts), 2, -1):
+        new = MOVED_MODULES.get(".".join(parts[:end]))
+        if new:
+            return ".".join([new, *parts[end:]])
     return None
 
 

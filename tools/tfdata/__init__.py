@@ -78,6 +78,9 @@ _ENDS = {
     **{name: _BATCHING for name in batching.BATCHERS},
     **dict.fromkeys(QUEUES, HandBuiltQueue()),
 }
+# A function that returns the example it read, unbatched.
+_UNBATCHED = batching.Unbatched()
+_ENDS[batching.UNBATCHED] = _UNBATCHED
 
 
 class ToTfData(cst.CSTTransformer):
@@ -123,6 +126,13 @@ class ToTfData(cst.CSTTransformer):
 
     def leave_Module(self, original_node, updated_node):
         body = self._block(original_node.body, updated_node.body)
+        # A batcher of a branch was met before the pipeline around it converted.
+        spans = [(f.line, f.last or f.line) for f in self.findings if f.flag.code == CONVERTED]
+        self.findings = [
+            f
+            for f in self.findings
+            if f.flag.code != KEPT or not any(a <= f.line <= b for a, b in spans)
+        ]
         # A function that only read for the converted pipelines goes with its reader (its
         # name counted once where it is defined).
         gone = {name for name, count in self._inlined.items() if self._uses[name] == count + 1}
@@ -135,11 +145,23 @@ class ToTfData(cst.CSTTransformer):
     def _block(self, original: list, updated: list) -> list:
         # `original` for the metadata (names, lines), `updated` for what inner blocks became.
         body, index = [], 0
+        explained = False  # whether the batcher to come belongs to a producer kept above
         while index < len(original):
             _, call = syntax.call_of(original[index])
             served = syntax.qualified(self, call.func) if call is not None else ""
             if served in _NOT_YET:
                 self._keep(original[index], _NOT_YET[served])
+            if served in batching.BATCHERS and not explained:
+                # Every pipeline left says why, the ones no producer starts here too
+                # (facenet batches dequeues of a queue the program fills from Python).
+                self._keep(
+                    original[index],
+                    f"the {served} batches examples that no string_input_producer or "
+                    "slice_input_producer of this block reads; --to-tfdata follows a "
+                    "pipeline from its producer",
+                )
+            if served in batching.BATCHERS:
+                explained = False
             if served in ("string_input_producer", "slice_input_producer"):
                 # A pipeline followed through an `if` may convert one branch and then find
                 # the other differs: what the first one reported and counted goes again.
@@ -152,6 +174,7 @@ class ToTfData(cst.CSTTransformer):
                     del self.findings[before[0] :]
                     self._count, self._inlined = before[1:]
                     self._keep(original[index], str(why))
+                    explained = True
             start = self._sliced and preloaded_slices.starts_runners(self, original[index])
             if start:
                 body.extend(preloaded_slices.initialize(start))
@@ -165,6 +188,9 @@ class ToTfData(cst.CSTTransformer):
         end = self.get_metadata(PositionProvider, last).end.line if last is not None else 0
         flag = rules.Flag(code, severity, message, "to-tfdata")
         self.findings.append(Converted(line, flag, end))
+
+    def _line(self, node) -> int:
+        return self.get_metadata(PositionProvider, node).start.line
 
     def _keep(self, statement, why: str) -> None:
         self._report(
@@ -191,7 +217,26 @@ class ToTfData(cst.CSTTransformer):
             found = room.recognize(self, block, start + 1, pipeline)
             if found is not None:
                 return room, found
-        raise NotThisPattern("no reader's read(queue) follows the producer")
+        raise NotThisPattern(self._unseen_read(block[start + 1 :], queue.value))
+
+    def _unseen_read(self, rest: list, queue: str) -> str:
+        """Why no room saw the read of `queue`: where the queue goes instead."""
+        found = syntax.passed_to(rest, queue)
+        if found is None:
+            return "no reader's read(queue) follows the producer"
+        statement, call = found
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("read", "read_up_to"):
+            return (
+                f"the reader's {call.func.attr.value} at line {self._line(statement)} is not "
+                "assigned on a line of its own (`_, value = reader.read(queue)`); several "
+                "reads joined convert as calls of a function of the queue"
+            )
+        return (
+            f"the queue is read inside {syntax.code(call.func)}(...) at line "
+            f"{self._line(statement)}, which --to-tfdata does not see into (a method of an "
+            "object, or a function of another module); a function of this module that "
+            "takes the queue and reads it converts"
+        )
 
     def _convert(self, block: list, start: int, source: str) -> tuple:
         producer = block[start]
@@ -217,15 +262,31 @@ class ToTfData(cst.CSTTransformer):
             served = syntax.qualified(self, call.func) if call is not None else ""
             if served in _ENDS:
                 break
+            if _UNBATCHED.returns_example(statement, dependent):
+                served = batching.UNBATCHED
+                break
             if served in batching.NO_TFDATA:
                 raise NotThisPattern(batching.NO_TFDATA[served])
             if isinstance(statement, cst.If) and not syntax.names_in([statement.test]) & dependent:
                 return self._split(statements, index, pipeline, room, dependent, producer)
-            if not isinstance(statement, cst.SimpleStatementLine):
-                raise NotThisPattern("a compound statement before the batcher")
+            compound = not isinstance(statement, cst.SimpleStatementLine)
+            if compound and syntax.leaves_its_function(statement):
+                raise NotThisPattern(
+                    f"the {type(statement).__name__.lower()} statement at line "
+                    f"{self._line(statement)} returns or binds another scope's names before "
+                    "the batcher: move that out of it"
+                )
             if syntax.names_in([statement]) & dependent:
                 if pipeline.readers:
                     raise NotThisPattern("the readers' list is used before the _join")
+                # Loops and branches computing the example go into its function as they
+                # are written, with the empty lists they fill (made before them).
+                used = syntax.names_in([statement])
+                for early in [k for k in pipeline.kept if syntax.empty_container(k)]:
+                    if syntax.bound(early) & used:
+                        pipeline.kept.remove(early)
+                        pipeline.example.append(early)
+                        dependent |= syntax.bound(early)
                 pipeline.example.append(statement)
                 dependent |= syntax.bound(statement)
             else:
@@ -252,7 +313,8 @@ class ToTfData(cst.CSTTransformer):
         """An `if` whose test is not computed per example (resnet's `if mode == 'train':`,
         each branch with its own steps and its own queue) before the end: the pipeline is
         followed through each branch on its own, and the `if` chooses between the two
-        tf.data pipelines. The statements after the `if` up to the end are in both."""
+        tf.data pipelines. The statements after the `if` up to the end are in both, or
+        each branch ends its own pipeline."""
         node, rest = statements[index], list(statements[index + 1 :])
         if node.orelse is None:
             branches = [list(node.body.body), []]
@@ -265,9 +327,13 @@ class ToTfData(cst.CSTTransformer):
             own = dataclasses.replace(pipeline, example=list(pipeline.example), kept=[])
             body, after = self._follow(branch + rest, 0, own, room, set(dependent), producer, [])
             if after <= len(branch):
-                raise NotThisPattern("a branch of the if ends the pipeline on its own")
+                # Each branch batches on its own (video prediction's `if FLAGS.use_state:`
+                # with a batch and a return in each): what follows its end stays in it.
+                body, after = [*body, *branch[after:]], 0
             emitted.append(body)
-            ends.add(after - len(branch))
+            ends.add(max(after - len(branch), -1))
+        if -1 in ends and ends != {-1}:
+            raise NotThisPattern("a branch of the if ends the pipeline on its own")
         if len(ends) != 1:
             raise NotThisPattern("the branches of the if end the pipeline at other statements")
         block = node.body.with_changes(body=emitted[0])
@@ -281,7 +347,7 @@ class ToTfData(cst.CSTTransformer):
             orelse=otherwise,
             leading_lines=[*producer.leading_lines, *node.leading_lines],
         )
-        return [*pipeline.kept, chosen], index + 1 + ends.pop()
+        return [*pipeline.kept, chosen], index + 1 + max(ends.pop(), 0)
 
     def _emit(self, room, end, p: Pipeline, leading: list) -> list:
         self._count += 1
@@ -304,7 +370,7 @@ class ToTfData(cst.CSTTransformer):
             iterator = f"_iterator_{n}"
             lines += [
                 f"{iterator} = {tf}.compat.v1.data.make_initializable_iterator({dataset})",
-                f"{tf}.compat.v1.add_to_collection({INITIALIZERS!r}, {iterator}.initializer)",
+                f"{tf}.compat.v1.add_to_collection({p.initializers!r}, {iterator}.initializer)",
                 f"{target} = {iterator}.get_next()",
             ]
         else:

@@ -88,10 +88,22 @@ class Batching:
         else:
             args = syntax.arguments(call, _ARGS.get(batcher, _BATCH_ARGS))
             tensors = cst.parse_expression(args["tensors"])
-            if not isinstance(tensors, (cst.List, cst.Tuple)):
-                raise NotThisPattern("the batcher's tensors are not a list")
-            names = [syntax.code(e.value) for e in tensors.elements]
-            pipeline.returned = names[0] if len(names) == 1 else "(" + ", ".join(names) + ",)"
+            if isinstance(tensors, cst.Name) and tensors.value in dependent:
+                # `batch(input_queues, ...)` of `input_queues = slice_input_producer([X, Y])`:
+                # a list of tensors, returned as a tuple (a list would be stacked into one).
+                names = [f"*{tensors.value}"]
+                # A dict of tensors (census's features) is a tf.data element as it is.
+                pipeline.returned = (
+                    f"(tuple({tensors.value}) if isinstance({tensors.value}, list) "
+                    f"else {tensors.value})"
+                )
+            elif not isinstance(tensors, (cst.List, cst.Tuple)):
+                raise NotThisPattern(
+                    "the batcher's tensors are neither a list nor a name computed per example"
+                )
+            else:
+                names = [syntax.code(e.value) for e in tensors.elements]
+                pipeline.returned = names[0] if len(names) == 1 else "(" + ", ".join(names) + ",)"
             if batcher == BUCKET:
                 # contrib's (lengths, [tensors...]): the length travels as the first component.
                 tf = pipeline.root
@@ -101,7 +113,7 @@ class Batching:
         # dynamic_pad: tf.data's bucketing pads every batch (without it, legacy's shapes were
         # fully defined, so padding changes nothing).
         padded = ("dynamic_pad",) if batcher != BUCKET else ()
-        for unsupported in ("enqueue_many", "shapes", *padded, "shared_name"):
+        for unsupported in ("shapes", *padded, "shared_name"):
             if args.get(unsupported, "False") not in ("False", "None"):
                 raise NotThisPattern(f"the batcher's {unsupported}")
         if args.get("keep_input", "True") != "True":
@@ -117,7 +129,18 @@ class Batching:
 
     def rewrite(self, p: Pipeline, n: int) -> list:
         dataset = f"_dataset_{n}"
-        lines = [shuffled(dataset, p.args)] if p.batcher.startswith("shuffle") else []
+        lines = []
+        many = p.args.get("enqueue_many", "False")
+        if many != "False":
+            # enqueue_many: each element is a block of examples, split along its first axis.
+            unbatched = f"{dataset}.unbatch()"
+            lines.append(
+                f"{dataset} = {unbatched}"
+                if many == "True"
+                else f"{dataset} = {unbatched} if {many} else {dataset}"
+            )
+        if p.batcher.startswith("shuffle"):
+            lines.append(shuffled(dataset, p.args))
         smaller = p.args.get("allow_smaller_final_batch", "False")
         drop = {"True": "False", "False": "True"}.get(smaller, f"not ({smaller})")
         if p.batcher == BUCKET:
@@ -127,6 +150,43 @@ class Batching:
                 f"{dataset} = {dataset}.batch({p.args['batch_size']}, drop_remainder={drop})"
             )
         return lines
+
+
+UNBATCHED = "unbatched read"
+
+
+class Unbatched:
+    """A function that reads one example and returns it (CS20's `read_from_tfrecord`):
+    `return label, shape, image` of names computed per example. The dataset is not
+    batched: each run of the returned tensors takes the next example, as each run of the
+    reader's read took the next record."""
+
+    @staticmethod
+    def returns_example(statement, dependent: set) -> bool:
+        if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+            return False
+        small = statement.body[0]
+        if not isinstance(small, cst.Return) or small.value is None:
+            return False
+        value = small.value
+        names = value.elements if isinstance(value, cst.Tuple) else None
+        plain = isinstance(value, cst.Name) or (
+            names is not None and all(isinstance(e.value, cst.Name) for e in names)
+        )
+        return plain and bool(syntax.names_in([value]) & dependent)
+
+    def recognize(self, ctx, block: list, index: int, pipeline: Pipeline, dependent: set) -> int:
+        del ctx, dependent
+        value = block[index].body[0].value
+        pipeline.batcher, pipeline.args = UNBATCHED, {}
+        # The returned names, now taken from the iterator; the return itself stays.
+        pipeline.target = value.with_changes(lpar=[], rpar=[])
+        pipeline.returned = syntax.code(pipeline.target)
+        return index
+
+    def rewrite(self, p: Pipeline, n: int) -> list:
+        del p, n
+        return []
 
 
 def shuffled(dataset: str, args: dict) -> str:
@@ -169,9 +229,15 @@ def differences(pipeline: Pipeline) -> str:
         )
     elif pipeline.batcher == BUCKET:
         said.append("the bucket outputs are tuples (contrib gave lists)")
-    if pipeline.source == "slice_input_producer":
+    if pipeline.source == "slice_input_producer" and pipeline.initializers == INITIALIZERS:
         said.append(
             f"its iterator is initialized where the program starts its queue runners "
             f"(the graph collection {INITIALIZERS!r})"
+        )
+    elif pipeline.source == "slice_input_producer":
+        said.append(
+            "its iterator is initialized by the Supervisor's or MonitoredSession's local "
+            f"init op (the graph collection {pipeline.initializers!r}, which "
+            "tf.compat.v1.tables_initializer() also runs)"
         )
     return "; ".join(said) or "the same batches"

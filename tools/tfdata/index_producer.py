@@ -41,7 +41,7 @@ class IndexProducer:
         chain = f"{tf}.data.Dataset.range({limit})"
         shuffled = made.get("shuffle", "True") != "False"
         if shuffled:
-            chain += f".shuffle({limit}, seed={made.get('seed', 'None')})"
+            chain = f"({syntax.shuffled(chain, made, limit)})"
         chain += syntax.repeat(made)
         chain += f".map(lambda i: {tf}.cast(i, {tf}.int32))"
         differences = (

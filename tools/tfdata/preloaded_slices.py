@@ -16,6 +16,7 @@ import libcst as cst
 
 from . import syntax
 from .room import INITIALIZERS
+from .room import SESSION_INITIALIZERS
 from .room import Pipeline
 from .syntax import NotThisPattern
 
@@ -45,10 +46,9 @@ class PreloadedSlices:
     def recognize(self, ctx, block: list, index: int, pipeline: Pipeline):
         target, _ = syntax.call_of(block[index])
         if not ctx.starts:
-            raise NotThisPattern(
-                "the program starts no queue runners itself (a Supervisor or a "
-                "MonitoredSession does), so nothing would initialize its iterator"
-            )
+            # A Supervisor or a MonitoredSession starts the runners: their local init op
+            # runs the table initializers, after the variables' initializers.
+            pipeline.initializers = SESSION_INITIALIZERS
         if isinstance(target, cst.Name):
             pipeline.params = f"*{target.value}"
         elif isinstance(target, (cst.Tuple, cst.List)) and all(
@@ -66,10 +66,7 @@ class PreloadedSlices:
             f"{slices} = [{tf}.convert_to_tensor(t) for t in {p.made['tensor_list']}]",
             f"{dataset} = {tf}.data.Dataset.range({count})",
         ]
-        if p.made.get("shuffle", "True") != "False":
-            lines.append(
-                f"{dataset} = {dataset}.shuffle({count}, seed={p.made.get('seed', 'None')})"
-            )
+        lines += syntax.shuffle_line(dataset, p.made, count)
         lines += [
             f"{dataset} = {dataset}{syntax.repeat(p.made)}",
             f"{dataset} = {dataset}.map(lambda i: _example_{n}("

@@ -3,6 +3,7 @@
     q = tf.train.string_input_producer(files, num_epochs=E, shuffle=S, seed=...)
     r = tf.TextLineReader(skip_header_lines=K)      # or TFRecordReader(), or inline
     _, value = r.read(q)                            # the key unused
+                                                    # or r.read_up_to(q, n): blocks
 
 becomes the file names as a Dataset (shuffled each epoch where legacy shuffled them,
 repeated `num_epochs` times) read by TextLineDataset / TFRecordDataset. The reading
@@ -43,9 +44,16 @@ def reader_read(ctx, pipeline, read_target, read, queue, reader_name, after) -> 
     """The record's name in `_, value = reader.read(queue)`, or None if it is no read;
     `after`: the statements that follow, which must not use the key."""
     if read is None or not (
-        isinstance(read.func, cst.Attribute) and read.func.attr.value == "read"
+        isinstance(read.func, cst.Attribute) and read.func.attr.value in ("read", "read_up_to")
     ):
         return None
+    if read.func.attr.value == "read_up_to":
+        # `reader.read_up_to(queue, num_records)`: the records in blocks (census, youtube-8m).
+        made = syntax.arguments(read, ("queue", "num_records"))
+        if "num_records" not in made:
+            raise NotThisPattern("read_up_to without num_records")
+        pipeline.block = made["num_records"]
+        read = read.with_changes(args=read.args[:1])
     owner = read.func.value
     if reader_name is None:
         if not isinstance(owner, cst.Call) or syntax.qualified(ctx, owner.func) not in READERS:
@@ -57,6 +65,8 @@ def reader_read(ctx, pipeline, read_target, read, queue, reader_name, after) -> 
         raise NotThisPattern("the read is not the reader's")
     if len(read.args) != 1 or syntax.code(read.args[0].value) != queue:
         raise NotThisPattern("the read is not of the producer's queue")
+    if read.args[0].keyword is not None:
+        raise NotThisPattern("the queue is passed by keyword")
     if not (isinstance(read_target, cst.Tuple) and len(read_target.elements) == 2):
         raise NotThisPattern("the read is not unpacked as key, value")
     key, value = (syntax.code(e.value) for e in read_target.elements)
@@ -116,10 +126,10 @@ class ReaderChain:
             ctx, pipeline, read_target, read, queue, reader_name, block[index + 1 :]
         )
         if value is None:
-            raise NotThisPattern(
-                other_reader(ctx, block[first : index + 1])
-                or "no reader's read(queue) follows the producer"
-            )
+            other = other_reader(ctx, block[first : index + 1])
+            if other:
+                raise NotThisPattern(other)
+            return None  # The converter says where the queue went instead.
         pipeline.params = value
         syntax.unused(queue, block[index + 1 :])
         if reader_name:
@@ -136,11 +146,7 @@ class ReaderChain:
             f".skip({skip})" if skip not in (None, "None", "0") else ""
         )
         lines = [f"{dataset} = {tf}.data.Dataset.from_tensor_slices({files})"]
-        if p.made.get("shuffle", "True") != "False":
-            lines.append(
-                f"{dataset} = {dataset}.shuffle({tf}.size({files}, out_type={tf}.int64), "
-                f"seed={p.made.get('seed', 'None')})"
-            )
+        lines += syntax.shuffle_line(dataset, p.made, f"{tf}.size({files}, out_type={tf}.int64)")
         lines.append(f"{dataset} = {dataset}{syntax.repeat(p.made)}")
         if p.readers:
             lines.append(
@@ -148,5 +154,9 @@ class ReaderChain:
             )
         else:
             lines.append(f"{dataset} = {dataset}.flat_map(lambda f: {read})")
+        if p.block:
+            # read_up_to's blocks, mapped whole as legacy computed them (a block here may
+            # span two files, where legacy's ended with each file: the same records).
+            lines.append(f"{dataset} = {dataset}.batch({p.block})")
         lines.append(f"{dataset} = {dataset}.map(_example_{n})")
         return lines

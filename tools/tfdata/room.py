@@ -30,6 +30,10 @@ CONVERTED = "CI014"
 KEPT = "CI015"
 # Where a program that sliced preloaded tensors runs its iterators' initializers.
 INITIALIZERS = "to_tfdata_initializers"
+# The collection every session maker runs in its local init op (a Supervisor's
+# `local_init_op`, a Scaffold's, `tf.compat.v1.tables_initializer()`), after the variables'
+# initializers: an initializable iterator's initializer there needs nobody to run it.
+SESSION_INITIALIZERS = "table_initializer"
 
 
 @dataclasses.dataclass
@@ -58,4 +62,9 @@ class Pipeline:
     args: dict = dataclasses.field(default_factory=dict)
     target: cst.BaseExpression = None
     reads_in: str = ""  # the function of the module that read, if one did
+    block: str = ""  # read_up_to's num_records, as code: records read in blocks
     batch_comments: tuple = ()  # the batcher's own comments, kept above its batch
+    # Where a slice pipeline's initializer goes: INITIALIZERS, run where the program starts
+    # its queue runners, or (SESSION_INITIALIZERS) where a Supervisor, a MonitoredSession's
+    # Scaffold or `tf.tables_initializer()` runs it, for a program that starts none itself.
+    initializers: str = INITIALIZERS

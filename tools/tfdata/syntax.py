@@ -115,14 +115,76 @@ def target_names(node) -> set:
 
 
 def bound(statement) -> set:
-    """The names an assignment statement binds."""
+    """The names a statement binds: an assignment's, or any a compound statement's body
+    binds (its loop variables, `with ... as`, the assignments inside)."""
+    if isinstance(statement, cst.SimpleStatementLine):
+        names = set()
+        for small in statement.body:
+            if isinstance(small, cst.Assign):
+                names = names.union(*(target_names(t.target) for t in small.targets))
+            elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
+                names |= target_names(small.target)
+        return names
     names = set()
-    for small in getattr(statement, "body", ()):
-        if isinstance(small, cst.Assign):
-            names = names.union(*(target_names(t.target) for t in small.targets))
-        elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
-            names |= target_names(small.target)
+
+    class Bound(cst.CSTVisitor):
+        def visit_SimpleStatementLine(self, node):
+            names.update(bound(node))
+            return False
+
+        def visit_For(self, node):
+            names.update(target_names(node.target))
+
+        def visit_AsName(self, node):
+            names.update(target_names(node.name))
+
+        def visit_FunctionDef(self, node):
+            names.add(node.name.value)
+            return False  # Its own scope.
+
+        def visit_Lambda(self, node):
+            return False
+
+    statement.visit(Bound())
     return names
+
+
+def leaves_its_function(statement) -> bool:
+    """Whether a compound statement returns, yields or rebinds a name of another scope:
+    moved into the function of the example, it would do that there."""
+    found = []
+
+    class Leaves(cst.CSTVisitor):
+        def visit_FunctionDef(self, node):
+            return False
+
+        def visit_Lambda(self, node):
+            return False
+
+        def visit_Return(self, node):
+            found.append(node)
+
+        def visit_Yield(self, node):
+            found.append(node)
+
+        def visit_Global(self, node):
+            found.append(node)
+
+        def visit_Nonlocal(self, node):
+            found.append(node)
+
+    statement.visit(Leaves())
+    return bool(found)
+
+
+def empty_container(statement) -> bool:
+    """Whether `statement` only binds names to new empty lists, dicts or sets
+    (`image_seq, state_seq = [], []`): what a loop over an example's parts fills."""
+    target, value = assigned(statement)
+    if target is None:
+        return False
+    values = [e.value for e in value.elements] if isinstance(value, cst.Tuple) else [value]
+    return all(isinstance(v, (cst.List, cst.Dict, cst.Set)) and not v.elements for v in values)
 
 
 def range_count(node) -> str | None:
@@ -130,6 +192,21 @@ def range_count(node) -> str | None:
     if isinstance(node, cst.Call) and code(node.func) == "range" and len(node.args) == 1:
         return code(node.args[0].value)
     return None
+
+
+def shuffled(chain: str, made: dict, count: str) -> str:
+    """`chain` shuffled each epoch where the producer shuffled: as it is for
+    `shuffle=False`, chosen when it runs for a `shuffle` computed by the program (census's
+    `shuffle=shuffle`, False for its evaluation)."""
+    shuffle = made.get("shuffle", "True")
+    line = f"{chain}.shuffle({count}, seed={made.get('seed', 'None')})"
+    return {"False": chain, "True": line}.get(shuffle, f"{line} if {shuffle} else {chain}")
+
+
+def shuffle_line(dataset: str, made: dict, count: str) -> list:
+    """The statement that shuffles `dataset` (`shuffled`), where one does."""
+    chain = shuffled(dataset, made, count)
+    return [] if chain == dataset else [f"{dataset} = {chain}"]
 
 
 def repeat(made: dict) -> str:
@@ -153,3 +230,20 @@ def docstring(node) -> bool:
 def unused(name: str, rest: list) -> None:
     if name in names_in(rest):
         raise NotThisPattern(f"{name} is used again after the read")
+
+
+def passed_to(statements: list, name: str):
+    """(statement, call) of the first call among `statements` that takes `name` as an
+    argument, or None."""
+    found = []
+
+    class Calls(cst.CSTVisitor):
+        def visit_Call(self, call):
+            if name in names_in([a.value for a in call.args]):
+                found.append(call)
+
+    for statement in statements:
+        statement.visit(Calls())
+        if found:
+            return statement, found[0]
+    return None

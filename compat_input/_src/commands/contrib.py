@@ -45,7 +45,7 @@ _IN_TF_SLIM = {
 
 # tf.contrib.lookup re-exported TensorFlow's own lookup_ops, which TensorFlow 2 keeps but
 # exports only in part (tf.lookup has no index_table_from_tensor): contrib name -> its name.
-_LOOKUP = {
+LOOKUP = {
     **{
         n: n
         for n in """index_table_from_tensor index_table_from_file index_to_string_table_from_tensor
@@ -79,7 +79,7 @@ HOMES: dict = {
     },
     **{
         f"lookup.{n}": f"compat_input._src.core.tf_internals:lookup_ops.{home}"
-        for n, home in _LOOKUP.items()
+        for n, home in LOOKUP.items()
     },
     # contrib.training's queue batchers, on tf.data (batchers/buckets.py, sampling.py).
     **{f"training.{n}": f"compat_input:{n}" for n in CONTRIB_TRAINING},

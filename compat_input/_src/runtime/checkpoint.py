@@ -270,8 +270,16 @@ def tolerant_restore(restore):
     return restore_without_positions_if_absent
 
 
-class TolerantSaver(tf1.train.Saver):
-    """A Saver that also restores checkpoints written without input positions (see
-    `tolerant_restore`); the default Saver of `compat_input.Supervisor`."""
+class Saver(tf1.train.Saver):
+    """Drop-in replacement for `tf.compat.v1.train.Saver`.
+
+    The one difference: `restore` also restores checkpoints that lack an input position
+    this graph saves (written by legacy code, with positions off, or by a graph with other
+    inputs: a training checkpoint restored into an evaluation graph), as legacy's Saver
+    did; those inputs start from the beginning (`tolerant_restore`). `install()` gives
+    every Saver this restore; a program on compat_input without it (a migrated one, whose
+    `tf.train.Saver` the codemod makes this) needs the class. The default Saver of
+    `compat_input.Supervisor`.
+    """
 
     restore = tolerant_restore(tf1.train.Saver.restore)

@@ -9,7 +9,7 @@ services, OutOfRangeError as a clean stop) with two changes for compat_input pip
 - pipelines start before the checkpoint service writes its first checkpoint.
 
 A checkpoint written without positions (by legacy code, or with position saving off)
-restores through its default Saver, a `checkpoint.TolerantSaver`, with no patch to
+restores through its default Saver, a `checkpoint.Saver`, with no patch to
 TensorFlow: the input then starts from the beginning. (Any other Saver restores one after
 `compat_input.install()`.)
 """
@@ -50,6 +50,6 @@ class Supervisor(tf1.train.Supervisor):
         if saver is self.USE_DEFAULT:
             saver = self._get_first_op_from_collection(tf1.GraphKeys.SAVERS)
             if saver is None and tf1.global_variables():
-                saver = checkpoint.TolerantSaver()
+                saver = checkpoint.Saver()
                 tf1.add_to_collection(tf1.GraphKeys.SAVERS, saver)
         super()._init_saver(saver)
