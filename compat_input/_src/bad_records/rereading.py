@@ -10,7 +10,7 @@ from typing import Optional
 
 import tensorflow as tf
 
-from compat_input._src.core import tf_internals
+from compat_input._src.runtime import iterators
 
 _BLOCK = 256
 
@@ -20,8 +20,7 @@ def _read_alone(records: Callable, path: str, take) -> Optional[tf.errors.OpErro
     values)`; returns the error reading it raised, or None when it read to the end."""
     with tf.Graph().as_default():
         dataset = records(tf.constant(path), lambda keys, *args, **kwargs: tf.no_op())
-        with tf_internals.our_deprecated_calls():
-            blocks = tf.compat.v1.data.make_one_shot_iterator(dataset.batch(_BLOCK)).get_next()
+        blocks = iterators.one_shot(dataset.batch(_BLOCK)).get_next()
         with tf.compat.v1.Session() as sess:
             done = 0
             try:
@@ -36,8 +35,7 @@ def _read_alone(records: Callable, path: str, take) -> Optional[tf.errors.OpErro
             # A batch that fails loses what it gathered: the records of the block the
             # error cut short, one at a time (read only after an error).
             after = dataset.skip(done)
-            with tf_internals.our_deprecated_calls():
-                record = tf.compat.v1.data.make_one_shot_iterator(after).get_next()
+            record = iterators.one_shot(after).get_next()
             try:
                 while True:
                     key, value = sess.run(record)

@@ -16,8 +16,8 @@ import tensorflow as tf
 
 from compat_input._src.core import dataset_ops
 from compat_input._src.core import graph_ops
-from compat_input._src.core import tf_internals
 from compat_input._src.core import tracing
+from compat_input._src.runtime import iterators
 
 tf1 = tf.compat.v1
 
@@ -39,8 +39,7 @@ def error_at(path: str, offset: int, compression: str) -> Optional[tf.errors.OpE
         record = tf.data.Dataset.from_tensors(tf.constant(path)).flat_map(
             lambda path: records_from(path, offset, compression).take(1)
         )
-        with tf_internals.our_deprecated_calls():
-            element = tf1.data.make_one_shot_iterator(record).get_next()
+        element = iterators.one_shot(record).get_next()
         with tf1.Session() as sess:
             try:
                 sess.run(element)

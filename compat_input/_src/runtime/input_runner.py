@@ -41,8 +41,8 @@ class PipelineRunner:
             # Its next element raises OutOfRangeError: how a runner thread learns it is done.
             # Made without drawing a seed from the graph's counter, which legacy's runners
             # never do: every random op made after it would get another seed than on legacy.
-            with tf_internals.seed_counter_kept(graph), tf_internals.our_deprecated_calls():
-                self._empty = tf1.data.make_one_shot_iterator(tf.data.Dataset.range(0))
+            with tf_internals.seed_counter_kept(graph):
+                self._empty = iterators.one_shot(tf.data.Dataset.range(0))
         self.close_op = self.cancel_op = self.queue
         # Exported only: one op per pipeline that starts it if it is not started yet, then
         # ends its runner thread. A graph imported from a meta-graph, with or without
