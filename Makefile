@@ -57,6 +57,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py
 	$(BIN)/python benchmarks/faults.py | tee benchmarks/results/faults.md
 	$(BIN)/python benchmarks/service.py | tee benchmarks/results/service.md
+	$(BIN)/python benchmarks/close.py | tee benchmarks/results/close.md
 
 clean:
 	rm -rf $(VENV) *.egg-info .pytest_cache .ruff_cache
