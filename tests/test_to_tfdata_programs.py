@@ -164,6 +164,35 @@ with tf.Session() as sess:
 """
 
 
+RETURNED = """\
+import sys
+import tensorflow as tf
+
+
+def inputs(files, batch_size):
+    queue = tf.train.string_input_producer(files, num_epochs=1, shuffle=False)
+    reader = tf.TFRecordReader()
+    _, serialized = reader.read(queue)
+    frame = tf.parse_single_example(
+        serialized, features={'frame/1': tf.FixedLenFeature([2], tf.float32)})['frame/1']
+    return tf.train.batch([frame * 2, frame], batch_size, allow_smaller_final_batch=True)
+
+
+doubled, frames = inputs([sys.argv[1]], 2)
+with tf.Session() as sess:
+    sess.run(tf.local_variables_initializer())
+    coord = tf.train.Coordinator()
+    threads = tf.train.start_queue_runners(sess=sess, coord=coord)
+    try:
+        while True:
+            print(sess.run([doubled, frames]))
+    except tf.errors.OutOfRangeError:
+        print("end")
+    coord.request_stop()
+    coord.join(threads)
+"""
+
+
 def _floats(**features) -> bytes:
     import tensorflow as tf
 
@@ -318,3 +347,13 @@ def test_a_loop_that_returns_before_the_batcher_stays_with_its_line():
         """
     )
     assert "the for statement at line 6 returns" in message
+
+
+def test_a_function_that_returns_the_batch_converts(tmp_path):
+    # youtube-8m's and im2txt's input functions end `return tf.train.batch_join(...)`.
+    legacy, after, outcome = _both_ways(tmp_path, RETURNED, [_frames_file(tmp_path)])
+    assert len(_converted(outcome)) == 1
+    assert "return tf.compat.v1.data.make_one_shot_iterator(_dataset_1).get_next()" in (
+        outcome.code
+    )
+    assert after == legacy and legacy.count("array(") == 6 and legacy.endswith("end\n")

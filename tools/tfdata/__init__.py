@@ -151,6 +151,10 @@ class ToTfData(cst.CSTTransformer):
             served = syntax.qualified(self, call.func) if call is not None else ""
             if served in _NOT_YET:
                 self._keep(original[index], _NOT_YET[served])
+            returned = syntax.returned_call(original[index])
+            if returned is not None:  # `return batch(...)`
+                served = served or syntax.qualified(self, returned.func)
+                served = served if served in batching.BATCHERS else ""
             if served in batching.BATCHERS and not explained:
                 # Every pipeline left says why, the ones no producer starts here too
                 # (facenet batches dequeues of a queue the program fills from Python).
@@ -262,6 +266,10 @@ class ToTfData(cst.CSTTransformer):
             served = syntax.qualified(self, call.func) if call is not None else ""
             if served in _ENDS:
                 break
+            returned = syntax.returned_call(statement)
+            if returned is not None and syntax.qualified(self, returned.func) in batching.BATCHERS:
+                served = syntax.qualified(self, returned.func)
+                break
             if _UNBATCHED.returns_example(statement, dependent):
                 served = batching.UNBATCHED
                 break
@@ -365,17 +373,19 @@ class ToTfData(cst.CSTTransformer):
             *room.rewrite(p, n),
             *end.rewrite(p, n),
         ]
-        dataset, target = f"_dataset_{n}", syntax.code(p.target)
+        dataset = f"_dataset_{n}"
+        # `return tf.train.batch(...)` (youtube-8m's, im2txt's input functions) returns it.
+        target = "return" if p.target is None else f"{syntax.code(p.target)} ="
         if p.source == "slice_input_producer":
             iterator = f"_iterator_{n}"
             lines += [
                 f"{iterator} = {tf}.compat.v1.data.make_initializable_iterator({dataset})",
                 f"{tf}.compat.v1.add_to_collection({p.initializers!r}, {iterator}.initializer)",
-                f"{target} = {iterator}.get_next()",
+                f"{target} {iterator}.get_next()",
             ]
         else:
             lines.append(
-                f"{target} = {tf}.compat.v1.data.make_one_shot_iterator({dataset}).get_next()"
+                f"{target} {tf}.compat.v1.data.make_one_shot_iterator({dataset}).get_next()"
             )
         module = cst.parse_module("\n".join(lines) + "\n")
         comment = cst.EmptyLine(

@@ -75,6 +75,8 @@ class Batching:
     def recognize(self, ctx, block: list, index: int, pipeline: Pipeline, dependent: set) -> int:
         """Reads the batcher at `block[index]` into `pipeline`; returns the index after it."""
         target, call = syntax.call_of(block[index])
+        if call is None:  # `return batch(...)`: no target, the batch is returned.
+            call = syntax.returned_call(block[index])
         after = block[index + 1 :]
         pipeline.batch_comments = block[index].leading_lines
         batcher = syntax.qualified(ctx, call.func)

@@ -66,6 +66,16 @@ def assigned(statement):
     return None, None
 
 
+def returned_call(statement):
+    """The call of `return call(...)`, or None."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return None
+    small = statement.body[0]
+    if isinstance(small, cst.Return) and isinstance(small.value, cst.Call):
+        return small.value
+    return None
+
+
 def arguments(call: cst.Call, names: tuple) -> dict:
     """Positional and keyword arguments of `call` by parameter name, as code."""
     out = {}
