@@ -127,7 +127,9 @@ def get_batch_data():
 
 x, y = get_batch_data()
 total = tf.reduce_sum(x) + tf.reduce_sum(y)
-sv = tf.train.Supervisor(logdir=sys.argv[1], save_model_secs=0, save_summaries_secs=0)
+step = tf.train.get_or_create_global_step()
+sv = tf.train.Supervisor(logdir=sys.argv[1], save_model_secs=0, save_summaries_secs=0,
+                         saver=tf.train.Saver())
 with sv.managed_session() as sess:
     while not sv.should_stop():
         try:
@@ -280,6 +282,7 @@ def test_preloaded_slices_under_a_supervisor_convert(tmp_path):
     legacy, after, outcome = _both_ways(tmp_path, SUPERVISED_SLICES, [str(tmp_path / "logdir")])
     assert len(_converted(outcome)) == 1
     assert "'table_initializer'" in outcome.code  # The Supervisor's local init op runs it.
+    assert "compat_input" not in outcome.code
     assert after == legacy and legacy.count("array(") == 6 and legacy.endswith("end\n")
 
 

@@ -182,7 +182,7 @@ class _ServeFromCompatInput(codemod.VisitorBasedCodemodCommand):
             # flags.FlagsError -> flags.Error: absl's name for the same base class.
             return updated_node.with_changes(attr=cst.Name(rules.ABSL_RENAMES[renamed.pop()]))
         for name in names:
-            if self.keep_runners and rules.RENAMES.get(name) in rules.RUNNERS:
+            if self.keep_runners and rules.RENAMES.get(name) in rules.KEPT_WITH_TFDATA:
                 root = findings.tensorflow_root(self, original_node)
                 if root is not None:
                     return _path(root, f"compat.v1.train.{rules.RENAMES[name]}")

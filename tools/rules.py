@@ -334,6 +334,10 @@ BATCHERS = frozenset(n for n in RENAMES.values() if "batch" in n)
 RUNNERS = frozenset(
     {"start_queue_runners", "Coordinator", "QueueRunner", "add_queue_runner", "Supervisor"}
 )
+# What --to-tfdata leaves TensorFlow's: the runners (they start the pipelines left on
+# compat_input too) and the Saver (a program whose input all became tf.data saves no input
+# position, and imports nothing of compat_input).
+KEPT_WITH_TFDATA = RUNNERS | {"Saver"}
 PRODUCERS = frozenset(n for n in RENAMES.values() if n.endswith("_producer"))
 # Positional index of batch_size in each batcher (maybe_* take keep_input before it).
 BATCH_SIZE_POSITION = {
