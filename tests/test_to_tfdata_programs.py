@@ -17,6 +17,21 @@ from helpers import write_tfrecords
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONPATH=ROOT)
 
+# How each program below reads its input to the end, one `step` a run.
+_DRAIN = """\
+with tf.Session() as sess:
+    sess.run(tf.local_variables_initializer())
+    coord = tf.train.Coordinator()
+    threads = tf.train.start_queue_runners(sess=sess, coord=coord)
+    try:
+        while True:
+            {step}
+    except tf.errors.OutOfRangeError:
+        print("end")
+    coord.request_stop()
+    coord.join(threads)
+"""
+
 FRAMES = """\
 import sys
 import tensorflow as tf
@@ -54,18 +69,7 @@ def build_input(files):
 
 
 images, states = build_input([sys.argv[1]])
-with tf.Session() as sess:
-    sess.run(tf.local_variables_initializer())
-    coord = tf.train.Coordinator()
-    threads = tf.train.start_queue_runners(sess=sess, coord=coord)
-    try:
-        while True:
-            print(sess.run([images, states]))
-    except tf.errors.OutOfRangeError:
-        print("end")
-    coord.request_stop()
-    coord.join(threads)
-"""
+""" + _DRAIN.format(step="print(sess.run([images, states]))")
 
 CENSUS = """\
 import sys
@@ -97,19 +101,10 @@ def input_fn(filenames, num_epochs=None, shuffle=True, batch_size=4):
 
 
 features, labels = input_fn(sys.argv[1:], num_epochs=1, shuffle=False, batch_size=3)
-with tf.Session() as sess:
-    sess.run(tf.local_variables_initializer())
-    coord = tf.train.Coordinator()
-    threads = tf.train.start_queue_runners(sess=sess, coord=coord)
-    try:
-        while True:
-            f, l = sess.run([features, labels])
-            print(sorted((k, v.tolist()) for k, v in f.items()), l.tolist())
-    except tf.errors.OutOfRangeError:
-        print("end")
-    coord.request_stop()
-    coord.join(threads)
-"""
+""" + _DRAIN.format(
+    step="f, l = sess.run([features, labels]); "
+    "print(sorted((k, v.tolist()) for k, v in f.items()), l.tolist())"
+)
 
 SUPERVISED_SLICES = """\
 import sys
@@ -181,18 +176,7 @@ def inputs(files, batch_size):
 
 
 doubled, frames = inputs([sys.argv[1]], 2)
-with tf.Session() as sess:
-    sess.run(tf.local_variables_initializer())
-    coord = tf.train.Coordinator()
-    threads = tf.train.start_queue_runners(sess=sess, coord=coord)
-    try:
-        while True:
-            print(sess.run([doubled, frames]))
-    except tf.errors.OutOfRangeError:
-        print("end")
-    coord.request_stop()
-    coord.join(threads)
-"""
+""" + _DRAIN.format(step="print(sess.run([doubled, frames]))")
 
 
 def _floats(**features) -> bytes:

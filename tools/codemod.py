@@ -43,12 +43,6 @@ from . import tfdata
 from . import upgrader
 
 
-def _path(root: cst.BaseExpression, path: str) -> cst.BaseExpression:
-    for part in path.split("."):
-        root = cst.Attribute(value=root, attr=cst.Name(part))
-    return root
-
-
 def _compat(name: str) -> cst.Attribute:
     return cst.Attribute(value=cst.Name("compat_input"), attr=cst.Name(name))
 
@@ -85,7 +79,7 @@ class _ContribToHomes(cst.CSTTransformer):
                 # tf.contrib.lookup.index_table_from_tensor -> lookup_ops.<the same>.
                 module, attribute = rules.FROM_MODULES[name]
                 self.modules.add(module)
-                return _path(cst.Name(module.rpartition(".")[2]), attribute)
+                return findings.dotted(cst.Name(module.rpartition(".")[2]), attribute)
             if name in contrib_helpers.HELPERS:
                 helper = contrib_helpers.HELPERS[name]
                 self.helpers[helper.__name__] = helper
@@ -95,7 +89,7 @@ class _ContribToHomes(cst.CSTTransformer):
                 # tf.contrib.slim.prefetch_queue -> tf_slim.prefetch_queue, `import tf_slim`.
                 package, _, rest = moved.partition(".")
                 self.packages.add(package)
-                return _path(cst.Name(package), rest) if rest else cst.Name(package)
+                return findings.dotted(cst.Name(package), rest) if rest else cst.Name(package)
         return updated_node
 
     def leave_Call(self, original_node, updated_node):
@@ -127,7 +121,7 @@ class _ContribToHomes(cst.CSTTransformer):
                     ),
                 )
             args.append(arg)
-        return updated_node.with_changes(func=_path(root, path), args=args)
+        return updated_node.with_changes(func=findings.dotted(root, path), args=args)
 
 
 def _after_imports(body) -> int:
@@ -185,7 +179,7 @@ class _ServeFromCompatInput(codemod.VisitorBasedCodemodCommand):
             if self.keep_runners and rules.RENAMES.get(name) in rules.KEPT_WITH_TFDATA:
                 root = findings.tensorflow_root(self, original_node)
                 if root is not None:
-                    return _path(root, f"compat.v1.train.{rules.RENAMES[name]}")
+                    return findings.dotted(root, f"compat.v1.train.{rules.RENAMES[name]}")
             if name in rules.RENAMES:
                 AddImportsVisitor.add_needed_import(self.context, "compat_input")
                 return _compat(rules.RENAMES[name])
@@ -197,7 +191,7 @@ class _ServeFromCompatInput(codemod.VisitorBasedCodemodCommand):
                 root = cst.Name("tensorflow")
             if root is not None:
                 # tf.summary.scalar -> tf.compat.v1.summary.scalar, same alias.
-                return _path(root, path)
+                return findings.dotted(root, path)
         return updated_node
 
     def leave_ImportFrom(self, original_node, updated_node):

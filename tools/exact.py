@@ -159,7 +159,7 @@ class KeepExact(cst.CSTTransformer):
             # `getattr(module, "AdamOptimizer")`): TF1's module, which has TF1's names;
             # the upgrader renames only the names it sees taken from a module.
             root = findings.tensorflow_root(self, original_node)
-            return _path(root, f"compat.v1.{path}") if root is not None else updated_node
+            return findings.dotted(root, f"compat.v1.{path}") if root is not None else updated_node
         start = self.get_metadata(PositionProvider, original_node).start
         called = id(original_node) in self._plain_calls and start.line not in self.keep_lines
         if not kept(path, called):
@@ -174,13 +174,7 @@ class KeepExact(cst.CSTTransformer):
             # tf.app) can only be spelled tf.compat.v1, and nothing is there to check.
             self._noted.add(path)
             self.notes.append((start.line, start.column + 1, _flag(path)))
-        return _path(root, f"compat.v1.{path}")
-
-
-def _path(root: cst.BaseExpression, path: str) -> cst.BaseExpression:
-    for part in path.split("."):
-        root = cst.Attribute(value=root, attr=cst.Name(part))
-    return root
+        return findings.dotted(root, f"compat.v1.{path}")
 
 
 def _v1_module(path: str) -> bool:

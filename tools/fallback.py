@@ -14,7 +14,7 @@ import libcst as cst
 from libcst.metadata import QualifiedNameProvider
 
 from . import findings
-from . import resolve
+from . import imports
 from . import rules
 
 
@@ -27,12 +27,7 @@ def v1_name(name: str):
         return None
     if name in rules.RENAMES or rules.keep_v1(name) or rules.moved(name):
         return None  # Pass 2 (or pass 0) serves it.
-    v1 = "tensorflow.compat.v1." + name.removeprefix("tensorflow.")
-    if resolve.missing(v1) is not None:
-        return None
-    if resolve.missing(name) is None and resolve.lookup(name) is resolve.lookup(v1):
-        return None
-    return v1
+    return imports.v1_twin(name)
 
 
 class KeepOnV1(cst.CSTTransformer):
@@ -53,14 +48,11 @@ class KeepOnV1(cst.CSTTransformer):
         names = findings.imported_names(
             self.get_metadata(QualifiedNameProvider, original_node, set())
         )
-        new = next((v1_name(n) for n in sorted(names) if v1_name(n)), None)
+        new = next(filter(None, map(v1_name, sorted(names))), None)
         root = findings.tensorflow_root(self, original_node) if new else None
         if root is None:
             return updated_node
-        result = root
-        for part in new.removeprefix("tensorflow.").split("."):
-            result = cst.Attribute(value=result, attr=cst.Name(part))
-        return result
+        return findings.dotted(root, new.removeprefix("tensorflow."))
 
 
 UNREADABLE = rules.Flag(

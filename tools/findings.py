@@ -25,6 +25,13 @@ class Finding:
         return f"{path}:{self.line}:{self.column}: {self.flag.render()}"
 
 
+def dotted(root: cst.BaseExpression, path: str) -> cst.BaseExpression:
+    """The attribute path `root.<path>`, as the node a pass writes in a name's place."""
+    for part in path.split("."):
+        root = cst.Attribute(value=root, attr=cst.Name(part))
+    return root
+
+
 def imported_names(node_metadata) -> set:
     return {q.name for q in node_metadata if q.source == QualifiedNameSource.IMPORT}
 

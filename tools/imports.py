@@ -47,19 +47,30 @@ def home(full: str):
         if full == private or full.startswith(private + "."):
             return public + full[len(private) :]
     parts = full.split(".")
-    if parts[0] != "tensorflow" or len(parts) < 2 or parts[1] in _AS_WRITTEN:
+    if len(parts) < 2 or parts[1] in _AS_WRITTEN:
         return None
-    v1 = "tensorflow.compat.v1." + ".".join(parts[1:])
-    if resolve.missing(v1) is not None:
-        return None  # TF1 had no such name either: the names check reports it.
-    if resolve.missing(full) is None and _same(full, v1):
-        return None  # TensorFlow 2 serves the same object under this name.
+    v1 = v1_twin(full)
+    if v1 is None:
+        return None
     shallow = "tensorflow.compat.v1." + parts[-1]
     if len(parts) > 2 and resolve.missing(shallow) is None and _same(v1, shallow):
         # `from tensorflow.app import flags` -> `from tensorflow.compat.v1 import flags`:
         # importing the module path tensorflow.compat.v1.app loads that package afresh,
         # without the `flags` that tf.compat.v1 sets on it.
         return shallow
+    return v1
+
+
+def v1_twin(full: str):
+    """`tensorflow.compat.v1.<path>` for `full`, `tensorflow.<path>`, where TF1 had that
+    name and TensorFlow 2 lacks it or holds another object under it; else None."""
+    if not full.startswith("tensorflow."):
+        return None
+    v1 = "tensorflow.compat.v1." + full.removeprefix("tensorflow.")
+    if resolve.missing(v1) is not None:
+        return None  # TF1 had no such name either: the names check reports it.
+    if resolve.missing(full) is None and _same(full, v1):
+        return None  # TensorFlow 2 serves the same object under this name.
     return v1
 
 

@@ -47,7 +47,6 @@ def _flag(name: str, reason: str) -> rules.Flag:
     )
 
 
-@functools.cache
 def missing(name: str):
     """Why the dotted `tensorflow...` name does not resolve, or None where it does."""
     return _find(name)[1]

@@ -147,14 +147,9 @@ class ToTfData(cst.CSTTransformer):
         body, index = [], 0
         explained = False  # whether the batcher to come belongs to a producer kept above
         while index < len(original):
-            _, call = syntax.call_of(original[index])
-            served = syntax.qualified(self, call.func) if call is not None else ""
+            served = self._served(original[index])
             if served in _NOT_YET:
                 self._keep(original[index], _NOT_YET[served])
-            returned = syntax.returned_call(original[index])
-            if returned is not None:  # `return batch(...)`
-                served = served or syntax.qualified(self, returned.func)
-                served = served if served in batching.BATCHERS else ""
             if served in batching.BATCHERS and not explained:
                 # Every pipeline left says why, the ones no producer starts here too
                 # (facenet batches dequeues of a queue the program fills from Python).
@@ -192,6 +187,13 @@ class ToTfData(cst.CSTTransformer):
         end = self.get_metadata(PositionProvider, last).end.line if last is not None else 0
         flag = rules.Flag(code, severity, message, "to-tfdata")
         self.findings.append(Converted(line, flag, end))
+
+    def _served(self, statement) -> str:
+        """The served name `statement` calls in `x = call(...)`, or in `return batch(...)`
+        (a batcher only: a pipeline's other statements are assignments), else ""."""
+        target, call = syntax.called(statement)
+        served = syntax.qualified(self, call.func) if call is not None else ""
+        return served if target is not None or served in batching.BATCHERS else ""
 
     def _line(self, node) -> int:
         return self.get_metadata(PositionProvider, node).start.line
@@ -262,13 +264,8 @@ class ToTfData(cst.CSTTransformer):
         kept above what it became."""
         while index < len(statements):
             statement = statements[index]
-            target, call = syntax.call_of(statement)
-            served = syntax.qualified(self, call.func) if call is not None else ""
+            served = self._served(statement)
             if served in _ENDS:
-                break
-            returned = syntax.returned_call(statement)
-            if returned is not None and syntax.qualified(self, returned.func) in batching.BATCHERS:
-                served = syntax.qualified(self, returned.func)
                 break
             if _UNBATCHED.returns_example(statement, dependent):
                 served = batching.UNBATCHED

@@ -74,9 +74,8 @@ _ARGS = {"shuffle_batch": _SHUFFLE_ARGS, BUCKET: _BUCKET_ARGS}
 class Batching:
     def recognize(self, ctx, block: list, index: int, pipeline: Pipeline, dependent: set) -> int:
         """Reads the batcher at `block[index]` into `pipeline`; returns the index after it."""
-        target, call = syntax.call_of(block[index])
-        if call is None:  # `return batch(...)`: no target, the batch is returned.
-            call = syntax.returned_call(block[index])
+        # `return batch(...)`: no target, the batch is returned.
+        target, call = syntax.called(block[index])
         after = block[index + 1 :]
         pipeline.batch_comments = block[index].leading_lines
         batcher = syntax.qualified(ctx, call.func)
@@ -165,12 +164,9 @@ class Unbatched:
 
     @staticmethod
     def returns_example(statement, dependent: set) -> bool:
-        if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        value = syntax.returned(statement)
+        if value is None:
             return False
-        small = statement.body[0]
-        if not isinstance(small, cst.Return) or small.value is None:
-            return False
-        value = small.value
         names = value.elements if isinstance(value, cst.Tuple) else None
         plain = isinstance(value, cst.Name) or (
             names is not None and all(isinstance(e.value, cst.Name) for e in names)
@@ -179,7 +175,7 @@ class Unbatched:
 
     def recognize(self, ctx, block: list, index: int, pipeline: Pipeline, dependent: set) -> int:
         del ctx, dependent
-        value = block[index].body[0].value
+        value = syntax.returned(block[index])
         pipeline.batcher, pipeline.args = UNBATCHED, {}
         # The returned names, now taken from the iterator; the return itself stays.
         pipeline.target = value.with_changes(lpar=[], rpar=[])

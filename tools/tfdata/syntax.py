@@ -66,14 +66,20 @@ def assigned(statement):
     return None, None
 
 
-def returned_call(statement):
-    """The call of `return call(...)`, or None."""
+def returned(statement):
+    """The value of `return value`, or None."""
     if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
         return None
     small = statement.body[0]
-    if isinstance(small, cst.Return) and isinstance(small.value, cst.Call):
-        return small.value
-    return None
+    return small.value if isinstance(small, cst.Return) else None
+
+
+def called(statement):
+    """(targets, call) of `targets = call(...)`, (None, call) of `return call(...)`, or
+    (None, None)."""
+    target, call = call_of(statement)
+    value = returned(statement) if call is None else call
+    return (target, value) if isinstance(value, cst.Call) else (None, None)
 
 
 def arguments(call: cst.Call, names: tuple) -> dict:
