@@ -171,9 +171,7 @@ def plan(
         for item in lists:
             item.entered = counters[0]
         parallel = {}  # One example at a time, so the counts are exact between runs.
-    if not parallel and counters is None and shuffle is None and keep is True:
-        _line_up_blocks(lists, size, enqueue_many)
-    return BatchPlan(
+    plan = BatchPlan(
         scope=scope,
         structure=structure,
         lists=lists,
@@ -193,6 +191,9 @@ def plan(
             None,
         ),
     )
+    if not parallel and counters is None and shuffle is None and keep is True:
+        _line_up_blocks(plan)
+    return plan
 
 
 def _check_per_run(flat_lists: list, shapes: list, dynamic_pad: bool, what: str) -> None:
@@ -204,16 +205,22 @@ def _check_per_run(flat_lists: list, shapes: list, dynamic_pad: bool, what: str)
         )
 
 
-def _line_up_blocks(lists: list, size, enqueue_many: bool) -> None:
+def _line_up_blocks(plan: BatchPlan) -> None:
     """With one thread, blocks of examples that line up with the batches taken.
 
     One thread makes examples in legacy's order, and a bad record must fail no more than
     it did one example at a time: the batch it is part of (tf.data's batch drops what it
     gathered; the final partial batch is found again, bad_records/located_errors.py). A
     block that divides the batch fails only its own batch, wherever in it the error is.
+    A size each run computes takes the pipeline's blocks (plan_steps.block_size): they
+    line up with those.
     """
-    if len(lists) == 1 and not enqueue_many and isinstance(size, int):
-        lists[0].lined_up_with = size
+    if len(plan.lists) != 1 or plan.enqueue_many:
+        return
+    if isinstance(plan.size, int):
+        plan.lists[0].lined_up_with = plan.size
+    elif isinstance(plan.size, legacy_arguments.PerRun):
+        plan.lists[0].lined_up_with = plan_steps.block_size(plan)
 
 
 def assemble(plan: BatchPlan, logs: list) -> tf.data.Dataset:

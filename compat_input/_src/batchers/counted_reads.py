@@ -48,13 +48,53 @@ def read_many(
     kept = pipeline.kept  # What reads found and did not take: this one takes them first.
     with tf.control_dependencies(_guards(pipeline)):
         count = tf.cast(count, tf.int32)
-        arrays = [
-            tf.TensorArray(
-                t, size=0, dynamic_size=True, element_shape=[None, *s], infer_shape=False
-            )
-            for s, t in zip(shapes, types)
-        ]
         left = [v.read_value() for v in kept]
+
+    def batch(found_all):
+        with tf.control_dependencies([v.assign(x[count:]) for v, x in zip(kept, found_all)]):
+            return [tf.identity(x[:count]) for x in found_all]
+
+    def stacked(found_all):
+        return _stacked(pipeline, found_all, count, allow_smaller, blocks, batch)
+
+    if blocks:
+        # Most runs find their count in what the last run left or in one block: one read
+        # of the iterator at most, not the loop (its TensorArrays cost most of a read). At
+        # the end, nothing left and an iterator at its end raise OutOfRangeError, as
+        # legacy's closed empty queue did.
+        def one_block():
+            block = tf.nest.flatten(iterators.get_next(pipeline.iterator))
+            size = tf.shape(block[0])[0]
+
+            def not_exactly():
+                return tf.cond(size > count, lambda: batch(block), lambda: stacked(block))
+
+            # Exactly the count: nothing to keep, so no assignment either.
+            exact = lambda: [tf.identity(x) for x in block]  # noqa: E731
+            return tf.cond(tf.equal(size, count), exact, not_exactly)
+
+        found = tf.shape(left[0])[0]
+
+        def more_than_left():
+            return tf.cond(found > 0, lambda: stacked(left), one_block)
+
+        # A block larger than the count leaves whole batches for the next runs.
+        flat = tf.cond(found >= count, lambda: batch(left), more_than_left)
+    else:
+        flat = stacked(left)
+    return _named(pipeline, flat, [[None, *s] for s in shapes], name, after)
+
+
+def _stacked(pipeline, left: list, count, allow_smaller: bool, blocks: bool, batch) -> list:
+    """`left`, then the iterator's elements, stacked until `count` examples are found
+    (one `while_loop` over its optional reads), or the end of the input is."""
+    flat_spec = tf.nest.flatten(pipeline.element_spec)
+    types = [s.dtype for s in flat_spec]
+    shapes = [s.shape[1:] if blocks else s.shape for s in flat_spec]
+    arrays = [
+        tf.TensorArray(t, size=0, dynamic_size=True, element_shape=[None, *s], infer_shape=False)
+        for s, t in zip(shapes, types)
+    ]
     arrays = [a.write(0, x) for a, x in zip(arrays, left)]
     element_shapes = [tf.TensorShape([None, *s]) if blocks else s for s in shapes]
 
@@ -91,20 +131,15 @@ def read_many(
     if allow_smaller:
         complete |= found > 0
 
-    def batch():
-        with tf.control_dependencies([v.assign(x[count:]) for v, x in zip(kept, found_all)]):
-            return [tf.identity(x[:count]) for x in found_all]
-
     def end_of_input():
-        keep = [v.assign(x) for v, x in zip(kept, found_all)]
+        keep = [v.assign(x) for v, x in zip(pipeline.kept, found_all)]
         with tf.control_dependencies(keep):
             # The iterator is at its end: its own read raises OutOfRangeError.
             read = iterators.get_next(pipeline.iterator)
         with tf.control_dependencies(tf.nest.flatten(read)):
             return [tf.zeros([0, *s], t) for s, t in zip(shapes, types)]
 
-    flat = tf.cond(complete, batch, end_of_input)
-    return _named(pipeline, flat, [[None, *s] for s in shapes], name, after)
+    return tf.cond(complete, lambda: batch(found_all), end_of_input)
 
 
 def read_one(pipeline: pipeline_lib.Pipeline, name: Optional[str] = None, after=None) -> Any:
