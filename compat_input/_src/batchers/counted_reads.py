@@ -41,7 +41,6 @@ def read_many(
     a later read of fewer (a closed legacy queue kept them for a smaller dequeue).
     """
     flat_spec = tf.nest.flatten(pipeline.element_spec)
-    types = [s.dtype for s in flat_spec]
     if blocks is None:
         blocks = pipeline.blocks
     shapes = [s.shape[1:] if blocks else s.shape for s in flat_spec]
