@@ -140,6 +140,36 @@ def test_dynamic_padding_with_a_fed_size_runs_on_legacy_queues():
     assert "pads or batches SparseTensors" in " ".join(legacy_fallback.kept[before:])
 
 
+def _updates_a_reference_variable(api):
+    # TF1's default variables: an assign in the example graph cannot run inside tf.data.
+    seen = tf1.Variable(0, use_resource=False, name="seen")
+    return [_counted(api, 7), tf1.assign_add(seen, 1) * 10]
+
+
+def _reads_its_own_iterator(api):
+    # A program's own tf.data iterator, read by each example (legacy's enqueue ran it).
+    offsets = tf1.data.make_one_shot_iterator(tf.data.Dataset.range(100, 200)).get_next()
+    return [_counted(api, 7), offsets]
+
+
+@pytest.mark.parametrize("example", [_updates_a_reference_variable, _reads_its_own_iterator])
+def test_an_example_graph_tf_data_cannot_run_runs_on_legacy_queues(example):
+    # Found at build, where legacy runs: never the deferred error of a placeholder, which
+    # legacy's runners could not feed either (test_batching.py).
+    before = len(legacy_fallback.kept)
+    assert_same(lambda api: api.batch(example(api), 3, allow_smaller_final_batch=True))
+    assert "batch 'batch'" in " ".join(legacy_fallback.kept[before:])
+
+
+def test_a_shuffling_batcher_over_a_reference_variable_update_gives_legacy_s_examples():
+    def build(api):
+        return api.shuffle_batch(
+            _updates_a_reference_variable(api), 2, 6, 1, seed=1, allow_smaller_final_batch=True
+        )
+
+    assert_same_examples(build)
+
+
 def test_a_bad_argument_raises_legacy_s_own_error(unservable):
     with tf.Graph().as_default():
         with pytest.raises(ValueError) as ours:

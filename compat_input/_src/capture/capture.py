@@ -196,7 +196,7 @@ class _Walk:
     def _check(self, op: tf.Operation) -> None:
         where = errors.created_at(op)
         if op.type in _PLACEHOLDERS:
-            raise errors.CaptureError(
+            raise errors.LegacyFailsToo(
                 f"{self.what}: the per-example input graph reads placeholder '{op.name}' "
                 f"(created at {where}), which cannot be fed into a tf.data pipeline step by "
                 "step. Feed the value once through a variable before the pipeline starts, "
@@ -249,8 +249,10 @@ def _failing(targets: list, error: errors.CaptureError) -> Captured:
 def capture(targets: list, what: str, defer_errors: bool = False) -> Captured:
     """Captures the graph that computes `targets` from the registered sources.
 
-    `defer_errors`: a graph that cannot run inside tf.data is built anyway and raises its
-    CaptureError as InvalidArgumentError when run, as legacy failed only at run time.
+    `defer_errors`: a graph that legacy could not run either (errors.LegacyFailsToo) is
+    built anyway and raises its error as InvalidArgumentError when run, as legacy failed
+    only at run time; any other CaptureError is raised, for the caller's fallback to run
+    the input on TensorFlow's queues.
     """
     targets = list(targets)
     if not targets:
@@ -260,7 +262,7 @@ def capture(targets: list, what: str, defer_errors: bool = False) -> Captured:
     try:
         for t in targets:
             walk.tensor(t)
-    except errors.CaptureError as error:
+    except errors.LegacyFailsToo as error:
         if not defer_errors:
             raise
         return _failing(targets, error)

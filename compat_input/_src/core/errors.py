@@ -37,6 +37,13 @@ class CaptureError(CompatInputError, ValueError):
     """
 
 
+class LegacyFailsToo(CaptureError):
+    """A per-example graph that legacy's queue runners could not run either (a placeholder
+    they cannot feed): built, and raised by the first run that reads the input, as legacy
+    failed only then. Every other CaptureError runs the input on TensorFlow's own queues
+    (batchers/legacy_fallback.py)."""
+
+
 class ServiceError(CompatInputError):
     """The tf.data service the program asked for (`--service`, `COMPAT_INPUT_SERVICE`) cannot
     serve this input. Raised as it is, never served on legacy queues instead: the trainers
