@@ -232,6 +232,42 @@ def test_a_pipeline_run_before_it_was_started_says_so_first(installed):
     assert "start_queue_runners(sess)" in first
 
 
+def _errors_of_a_program_that_starts_before_initializing(api) -> list:
+    """The OpErrors of a TF1 program whose example graph reads a variable it starts the
+    input before initializing: start, one read, stop, join, each step run whatever failed."""
+    raised = []
+    with tf.Graph().as_default():
+        scale = tf1.Variable(2.0, name="scale")
+        x = tf.cast(api.range_input_producer(10).dequeue(), tf.float32)
+        batch = api.batch([x * scale], 2)
+        config = tf1.ConfigProto(operation_timeout_in_ms=20000)  # Never a hang, either way.
+        with tf1.Session(config=config) as sess:
+            coord = tf1.train.Coordinator()
+            threads = []
+            for step in (
+                lambda: threads.extend(api.start_queue_runners(sess, coord)),
+                lambda: sess.run(batch),
+                lambda: (coord.request_stop(), coord.join(threads)),
+            ):
+                try:
+                    step()
+                except tf.errors.OpError as error:
+                    raised.append(error)
+    return raised
+
+
+def test_state_not_initialized_when_the_input_starts_fails_both_ways_naming_it():
+    # A failure at start that no fallback could mend: legacy's runner thread fails on the
+    # same read, reports it to the coordinator, and `join` raises it. compat_input raises
+    # it as the input starts, where the program asked for it.
+    legacy = _errors_of_a_program_that_starts_before_initializing(legacy_api())
+    compat = _errors_of_a_program_that_starts_before_initializing(compat_api())
+    for raised in (legacy, compat):
+        failed = [e for e in raised if isinstance(e, tf.errors.FailedPreconditionError)]
+        assert failed and "scale" in failed[0].message, raised
+    assert not any(isinstance(e, tf.errors.DeadlineExceededError) for e in legacy + compat)
+
+
 # -- meta-graphs: exported, then imported in a fresh process --------------------------------
 
 _PROGRAM = os.path.join(os.path.dirname(__file__), "programs", "meta_graph.py")
