@@ -344,3 +344,108 @@ def test_a_function_that_returns_the_batch_converts(tmp_path):
         outcome.code
     )
     assert after == legacy and legacy.count("array(") == 6 and legacy.endswith("end\n")
+
+
+# youtube-8m: the reads are in methods of reader classes of another module, and a flag
+# chooses the class; the batch_join takes blocks of examples (enqueue_many).
+READERS_MODULE = """\
+import tensorflow as tf
+
+
+class BaseReader(object):
+    def prepare_reader(self, unused_filename_queue):
+        raise NotImplementedError()
+
+
+class BlockReader(BaseReader):
+    def __init__(self, scale):
+        self.scale = scale
+
+    def prepare_reader(self, filename_queue, block=2):
+        reader = tf.TFRecordReader()
+        _, serialized = reader.read_up_to(filename_queue, block)
+        features = tf.parse_example(
+            serialized, features={'frame/0': tf.FixedLenFeature([2], tf.float32)})
+        return {'frame': features['frame/0'] * self.scale}
+
+
+class OneReader(BaseReader):
+    def prepare_reader(self, filename_queue):
+        reader = tf.TFRecordReader()
+        _, serialized = reader.read(filename_queue)
+        return self.parse(serialized)
+
+    def parse(self, serialized):
+        features = tf.parse_single_example(
+            serialized, features={'state/1': tf.FixedLenFeature([1], tf.float32)})
+        return {'frame': tf.expand_dims(tf.tile(features['state/1'], [2]), 0)}
+"""
+
+READER_CHOSEN = """\
+import sys
+import tensorflow as tf
+import video_readers
+
+reader = getattr(video_readers, sys.argv[2])(*[float(a) for a in sys.argv[3:]])
+
+
+def get_input_data_tensors(reader, files, num_readers=1):
+    filename_queue = tf.train.string_input_producer(files, num_epochs=1, shuffle=False)
+    training_data = [reader.prepare_reader(filename_queue) for _ in range(num_readers)]
+    return tf.train.batch_join(training_data, batch_size=3, allow_smaller_final_batch=True,
+                               enqueue_many=True)
+
+
+batch = get_input_data_tensors(reader, sys.argv[1].split(','))
+""" + _DRAIN.format(step="print(sess.run(batch))")
+
+
+@pytest.mark.parametrize("chosen", [["BlockReader", "10"], ["OneReader"]])
+def test_reads_in_methods_of_reader_classes_of_another_module_convert(tmp_path, chosen):
+    from compat_input_tools import migrate
+
+    files = [_frames_file(tmp_path)]
+    os.rename(files[0], str(tmp_path / "a.tfrecord"))
+    files = [str(tmp_path / "a.tfrecord"), _frames_file(tmp_path)]
+    outputs = {}
+    for way in ("original", "converted"):
+        program = tmp_path / way
+        program.mkdir()
+        (program / "video_readers.py").write_text(READERS_MODULE)
+        (program / "train.py").write_text(READER_CHOSEN)
+        if way == "converted":
+            migrate.main(["--to-tfdata", str(program)])
+        command = [sys.executable, "train.py", ",".join(files), *chosen]
+        if way == "original":
+            command[1:1] = ["-m", "compat_input._src.commands.cli", "run", "--legacy"]
+        env = dict(ENV, PYTHONPATH=f"{ROOT}{os.pathsep}{program}")
+        done = subprocess.run(
+            command, capture_output=True, text=True, env=env, timeout=300, cwd=program
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+        outputs[way] = done.stdout
+    converted = tmp_path / "converted"
+    readers = (converted / "video_readers.py").read_text()
+    # Each class that reads has its tf.data twin, the abstract base none; nothing is left
+    # on compat_input but the methods kept for other callers.
+    assert readers.count("def prepare_reader_dataset(self, filename") == 2
+    assert "def prepare_reader_dataset(self, filename, block=2):" in readers
+    assert ".batch(block).map(_example)" in readers
+    assert "compat_input" not in (converted / "train.py").read_text()
+    assert outputs["converted"] == outputs["original"]
+    assert outputs["original"].count("array(") == 4 and outputs["original"].endswith("end\n")
+
+
+def test_a_reading_method_one_class_defines_otherwise_stays_and_says_why(tmp_path):
+    from compat_input_tools.tfdata import reading_methods
+
+    other = READERS_MODULE + (
+        "\n\nclass CsvReader(BaseReader):\n"
+        "    def prepare_reader(self, filename_queue):\n"
+        "        return tf.decode_csv(filename_queue.dequeue(), [[0]])\n"
+    )
+    project = reading_methods.Project.scan([other, READER_CHOSEN])
+    outcome = codemod.migrate_source(READER_CHOSEN, "train.py", to_tfdata=project)
+    (kept,) = [f.flag.message for f in outcome.findings if f.flag.code == "CI015"]
+    assert "a class of the program defines prepare_reader without the read" in kept
+    assert not _converted(outcome)

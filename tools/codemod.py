@@ -328,11 +328,12 @@ class Outcome:
 
 
 def migrate_source(
-    code: str, filename: str = "<string>", to_tfdata: bool = False, keep_lines=frozenset()
+    code: str, filename: str = "<string>", to_tfdata=False, keep_lines=frozenset()
 ) -> Outcome:
     """The migrated text of one file, and what needs a person. Raises ParserSyntaxError.
 
-    With `to_tfdata`, the input pipelines tfdata.py recognizes become plain tf.data first.
+    With `to_tfdata`, the input pipelines tfdata.py recognizes become plain tf.data first;
+    a `tfdata.Project` there also converts reads in the reader classes of other modules.
     On `keep_lines` (of `code`), every name whose TensorFlow 2 successor is another
     function keeps its tf.compat.v1 spelling, even where a test proved the call exact.
     """
@@ -349,7 +350,8 @@ def migrate_source(
     flags.findings.extend(findings.Finding(line, column, flag) for line, column, flag in keep.notes)
     converted = []
     if to_tfdata:
-        module, converted = tfdata.convert(module)
+        project = to_tfdata if isinstance(to_tfdata, tfdata.Project) else None
+        module, converted = tfdata.convert(module, project)
         # A hand-built queue that became tf.data is no longer "kept on tf.queue" (CI001).
         gone = {n for c in converted for n in range(c.line, c.last + 1)}
         flags.findings = [
@@ -378,7 +380,7 @@ def migrate_source(
     for imported in sorted(homes.modules):
         AddImportsVisitor.add_needed_import(context, *imported.rsplit(".", 1))
     serving = _ServeFromCompatInput(context)
-    serving.keep_runners = to_tfdata
+    serving.keep_runners = bool(to_tfdata)
     served = serving.transform_module(module)
     ours = {f.line for f in flags.findings}
     found = flags.findings + [f for f in upgrader_findings if f.line not in ours]

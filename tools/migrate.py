@@ -28,6 +28,7 @@ import sys
 import libcst as cst
 
 from . import codemod
+from . import tfdata
 
 _SKIP_DIRS = {".git", ".venv", "venv", "__pycache__", "node_modules", ".tox", "build", "dist"}
 
@@ -42,6 +43,14 @@ def _python_files(paths: list) -> list:
         else:
             files.append(path)
     return files
+
+
+def _text(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except (OSError, UnicodeDecodeError):
+        return ""  # migrate_file says why.
 
 
 def _progress(index: int, total: int, path: str) -> None:
@@ -284,13 +293,15 @@ def main(argv=None) -> int:
     run_args = None if args.verify_run is None else shlex.split(args.verify_run)
     write = not (args.diff or args.check)
     files = _python_files(args.paths)
+    # The program's reader classes may sit in another of its modules (tfdata.Project).
+    to_tfdata = tfdata.Project.scan([_text(f) for f in files]) if args.to_tfdata else False
     counts = {"changed": 0, "unchanged": 0, "skipped": 0, "failed": 0}
     needs_person = 0
     # A file verified by running it is written after the run: the original runs first.
     comparing = args.verify and run_args is not None
     for index, path in enumerate(files, 1):
         status, findings, outcome = migrate_file(
-            path, write=write and not comparing, show_diff=args.diff, to_tfdata=args.to_tfdata
+            path, write=write and not comparing, show_diff=args.diff, to_tfdata=to_tfdata
         )
         if args.verify and not comparing and outcome is not None:
             if not verify(path, outcome.code):
@@ -302,7 +313,7 @@ def main(argv=None) -> int:
                 run_args,
                 args.verify_batches,
                 args.verify_unordered,
-                to_tfdata=args.to_tfdata,
+                to_tfdata=to_tfdata,
             )
             needs_person += verdict == "differs"
             status = "failed" if verdict == "failed" else status

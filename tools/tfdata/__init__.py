@@ -48,6 +48,8 @@ from libcst.metadata import QualifiedNameProvider
 from .. import rules
 from . import batching
 from . import preloaded_slices
+from . import reader_chain
+from . import reading_methods
 from . import syntax
 from .hand_built_queue import QUEUES
 from .hand_built_queue import HandBuiltQueue
@@ -56,6 +58,7 @@ from .joins import Joins
 from .preloaded_slices import PreloadedSlices
 from .reader_chain import ReaderChain
 from .reading_function import ReadingFunction
+from .reading_methods import Project
 from .room import CONVERTED
 from .room import INITIALIZERS
 from .room import KEPT
@@ -63,7 +66,7 @@ from .room import Converted
 from .room import Pipeline
 from .syntax import NotThisPattern
 
-__all__ = ["CONVERTED", "INITIALIZERS", "KEPT", "Converted", "ToTfData", "convert"]
+__all__ = ["CONVERTED", "INITIALIZERS", "KEPT", "Converted", "Project", "ToTfData", "convert"]
 
 # Producers --to-tfdata leaves on compat_input for now, and why.
 _NOT_YET = {"input_producer": "input_producer is not converted yet"}
@@ -88,8 +91,9 @@ class ToTfData(cst.CSTTransformer):
 
     METADATA_DEPENDENCIES = (QualifiedNameProvider, PositionProvider)
 
-    def __init__(self):
+    def __init__(self, project=None):
         super().__init__()
+        self.project = project  # reading_methods.Project: the reader classes of the program
         self.findings: list = []
         self.functions: dict = {}  # the module's functions, by name
         self.starts = False  # whether the program starts queue runners itself
@@ -138,6 +142,9 @@ class ToTfData(cst.CSTTransformer):
         gone = {name for name, count in self._inlined.items() if self._uses[name] == count + 1}
         body = [s for s in body if not (isinstance(s, cst.FunctionDef) and s.name.value in gone)]
         return updated_node.with_changes(body=body)
+
+    def leave_ClassDef(self, original_node, updated_node):
+        return reading_methods.twins(self, updated_node, self.project, original_node)
 
     def leave_IndentedBlock(self, original_node, updated_node):
         return updated_node.with_changes(body=self._block(original_node.body, updated_node.body))
@@ -223,26 +230,7 @@ class ToTfData(cst.CSTTransformer):
             found = room.recognize(self, block, start + 1, pipeline)
             if found is not None:
                 return room, found
-        raise NotThisPattern(self._unseen_read(block[start + 1 :], queue.value))
-
-    def _unseen_read(self, rest: list, queue: str) -> str:
-        """Why no room saw the read of `queue`: where the queue goes instead."""
-        found = syntax.passed_to(rest, queue)
-        if found is None:
-            return "no reader's read(queue) follows the producer"
-        statement, call = found
-        if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("read", "read_up_to"):
-            return (
-                f"the reader's {call.func.attr.value} at line {self._line(statement)} is not "
-                "assigned on a line of its own (`_, value = reader.read(queue)`); several "
-                "reads joined convert as calls of a function of the queue"
-            )
-        return (
-            f"the queue is read inside {syntax.code(call.func)}(...) at line "
-            f"{self._line(statement)}, which --to-tfdata does not see into (a method of an "
-            "object, or a function of another module); a function of this module that "
-            "takes the queue and reads it converts"
-        )
+        raise NotThisPattern(reading_methods.unseen_read(self, block[start + 1 :], queue.value))
 
     def _convert(self, block: list, start: int, source: str) -> tuple:
         producer = block[start]
@@ -357,16 +345,22 @@ class ToTfData(cst.CSTTransformer):
     def _emit(self, room, end, p: Pipeline, leading: list) -> list:
         self._count += 1
         n, tf = self._count, p.root
-        lines = [
-            f"def _example_{n}({p.params}):",
-            *(
-                "    " + line if line.strip() else ""
-                for s in p.example
-                for line in cst.Module(body=[s]).code.rstrip("\n").splitlines()
-            ),
-            f"    return {p.returned}",
-            "",
-            "",
+        lines = (
+            []
+            if reader_chain.identity(p)
+            else [
+                f"def _example_{n}({p.params}):",
+                *(
+                    "    " + line if line.strip() else ""
+                    for s in p.example
+                    for line in cst.Module(body=[s]).code.rstrip("\n").splitlines()
+                ),
+                f"    return {p.returned}",
+                "",
+                "",
+            ]
+        )
+        lines += [
             *room.rewrite(p, n),
             *end.rewrite(p, n),
         ]
@@ -402,8 +396,9 @@ class ToTfData(cst.CSTTransformer):
         return [*p.kept, *body]
 
 
-def convert(module: cst.Module) -> tuple:
-    """`module` with its recognized pipelines as tf.data, and the findings."""
+def convert(module: cst.Module, project=None) -> tuple:
+    """`module` with its recognized pipelines as tf.data, and the findings; `project`
+    (reading_methods.Project): the reader classes of every module given to migrate."""
     wrapper = cst.MetadataWrapper(module)
-    converter = ToTfData()
+    converter = ToTfData(project)
     return wrapper.visit(converter), converter.findings

@@ -16,13 +16,15 @@ from . import syntax
 from .room import Pipeline
 from .syntax import NotThisPattern
 
+# The tf.data twin written beside a reader class's reading method (reading_methods.py).
+TWIN = "{}_dataset"
 READERS = {
     "TextLineReader": "TextLineDataset",
     "TFRecordReader": "TFRecordDataset",
     "FixedLengthRecordReader": "FixedLengthRecordDataset",
 }
 # Each reader's parameters, and those tf.data's dataset takes as they are.
-_PARAMETERS = {
+PARAMETERS = {
     "TextLineReader": (("skip_header_lines", "name"), ()),
     "TFRecordReader": (("name", "options"), ()),
     "FixedLengthRecordReader": (
@@ -34,7 +36,7 @@ _PARAMETERS = {
 
 def reader(ctx, pipeline: Pipeline, call: cst.Call) -> None:
     pipeline.reader = syntax.qualified(ctx, call.func)
-    names, passed = _PARAMETERS[pipeline.reader]
+    names, passed = PARAMETERS[pipeline.reader]
     pipeline.reader_args = syntax.arguments(call, names)
     if pipeline.reader_args.keys() - {"name", "skip_header_lines", *passed}:
         raise NotThisPattern("the reader has options")
@@ -139,12 +141,15 @@ class ReaderChain:
     def rewrite(self, p: Pipeline, n: int) -> list:
         tf, dataset = p.root, f"_dataset_{n}"
         files = p.made["string_tensor"]
-        skip = p.reader_args.get("skip_header_lines")
-        _, passed = _PARAMETERS[p.reader]
-        given = ", ".join(f"{k}={p.reader_args[k]}" for k in passed if k in p.reader_args)
-        read = f"{tf}.data.{READERS[p.reader]}(f{', ' + given if given else ''})" + (
-            f".skip({skip})" if skip not in (None, "None", "0") else ""
-        )
+        if p.reads_by:  # A reader class's method: its tf.data twin reads each file.
+            read = f"{TWIN.format(p.reads_by)}(f)"
+        else:
+            skip = p.reader_args.get("skip_header_lines")
+            _, passed = PARAMETERS[p.reader]
+            given = ", ".join(f"{k}={p.reader_args[k]}" for k in passed if k in p.reader_args)
+            read = f"{tf}.data.{READERS[p.reader]}(f{', ' + given if given else ''})" + (
+                f".skip({skip})" if skip not in (None, "None", "0") else ""
+            )
         lines = [f"{dataset} = {tf}.data.Dataset.from_tensor_slices({files})"]
         lines += syntax.shuffle_line(dataset, p.made, f"{tf}.size({files}, out_type={tf}.int64)")
         lines.append(f"{dataset} = {dataset}{syntax.repeat(p.made)}")
@@ -158,5 +163,11 @@ class ReaderChain:
             # read_up_to's blocks, mapped whole as legacy computed them (a block here may
             # span two files, where legacy's ended with each file: the same records).
             lines.append(f"{dataset} = {dataset}.batch({p.block})")
-        lines.append(f"{dataset} = {dataset}.map(_example_{n})")
+        if not identity(p):
+            lines.append(f"{dataset} = {dataset}.map(_example_{n})")
         return lines
+
+
+def identity(p: Pipeline) -> bool:
+    """Whether a reader class's method made the example, and nothing changes it after."""
+    return bool(p.reads_by) and not p.example and p.params == p.returned

@@ -16,6 +16,7 @@ goes where nothing else calls it. The source is the reader chain's.
 import libcst as cst
 
 from . import reader_chain
+from . import reading_methods
 from . import syntax
 from .room import Pipeline
 from .syntax import NotThisPattern
@@ -23,7 +24,11 @@ from .syntax import NotThisPattern
 
 def function_read(ctx, pipeline: Pipeline, call, queue: str):
     """(record name, statements, returned code) when `call` calls a function of the
-    module with the queue alone, and it reads the queue; None where it is no such call."""
+    module with the queue alone, and it reads the queue, or a reader class's method the
+    project converts; None where it is no such call."""
+    by_method = reading_methods.method_read(ctx, pipeline, call, queue)
+    if by_method is not None:
+        return by_method
     if not (
         isinstance(call, cst.Call)
         and isinstance(call.func, cst.Name)
@@ -66,6 +71,12 @@ class ReadingFunction:
         pipeline.example.extend(body)
         if not isinstance(target, (cst.Name, cst.Tuple, cst.List)):
             raise NotThisPattern("the read's result is not assigned to names")
+        if pipeline.reads_by:  # The element is what the method returns: it takes the names.
+            names = target.elements if not isinstance(target, cst.Name) else [target]
+            pipeline.params = ", ".join(syntax.code(getattr(e, "value", e)) for e in names)
+            pipeline.returned = pipeline.params
+            syntax.unused(pipeline.queue, block[index + 1 :])
+            return index + 1, syntax.names_in([target])
         if syntax.code(target) != returned:  # `image, label = read(q)` returns those
             pipeline.example.append(syntax.statement(f"{syntax.code(target)} = {returned}"))
         syntax.unused(pipeline.queue, block[index + 1 :])

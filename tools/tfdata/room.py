@@ -62,6 +62,7 @@ class Pipeline:
     args: dict = dataclasses.field(default_factory=dict)
     target: cst.BaseExpression = None
     reads_in: str = ""  # the function of the module that read, if one did
+    reads_by: str = ""  # `obj.method` of a reader class that read (reading_methods.py)
     block: str = ""  # read_up_to's num_records, as code: records read in blocks
     batch_comments: tuple = ()  # the batcher's own comments, kept above its batch
     # Where a slice pipeline's initializer goes: INITIALIZERS, run where the program starts
