@@ -12,7 +12,8 @@ A pipeline is recognized in one block of statements (a module or a function body
 The reader and its read may also sit in a function of the module that takes the queue
 (`image, label = read_and_decode(q)`, TensorFlow's reading-data tutorial), and several
 such reads may feed `batch_join` / `shuffle_batch_join`
-(`[read(q) for _ in range(n)]`). Preloaded data is the other source:
+(`[read(q) for _ in range(n)]`), or in a method of a reader class of any module given to
+migrate (reading_methods.py). Preloaded data is the other source:
 
     image, label = tf.train.slice_input_producer([images, labels], num_epochs=E, shuffle=S)
     ...statements...
