@@ -12,6 +12,7 @@ import pytest
 import tensorflow as tf
 from tensorflow.python.ops.parallel_for import pfor
 
+import compat_input
 from helpers import WORLD
 from helpers import assert_in_one_thread_order
 from helpers import assert_same
@@ -155,6 +156,29 @@ def test_fixed_length_records_are_vectorized_and_match_legacy(tmp_path):
     # One division over a block may round the last bit differently.
     _, compat = assert_in_one_thread_order(build, rtol=1e-6)
     assert flatten_examples(compat.values, 1) == data[::13].astype(int).tolist()
+
+
+def test_fixed_length_records_need_no_example_at_a_time_fallback(tmp_path):
+    # Records of a text file may differ in length: decode_raw's block keeps a per-example
+    # map beside it for such blocks, a second trace of the whole example graph at build.
+    # A fixed-length reader's records all have one length: no fallback is traced.
+    binary = write(str(tmp_path / "r.bin"), bytes(range(13)) * 4)
+    lines = write(str(tmp_path / "r.txt"), "abcd\nefgh\n")
+
+    def loops(reader, path):
+        with tf.Graph().as_default() as graph:
+            queue = compat_input.string_input_producer([path], num_epochs=1, shuffle=False)
+            _, record = reader().read(queue)
+            raw = tf.cast(tf.io.decode_raw(record, tf.uint8), tf.float32) / 2.0
+            compat_input.batch([tf.reshape(raw[:4], [4])], 4, num_threads=2)
+        library = graph.as_graph_def().library.function
+        vectorized = [f for f in library if any("/pfor/" in n.name for n in f.node_def)]
+        assert vectorized
+        # The choice between the block's result and the per-example map over it.
+        return {n.op for f in vectorized for n in f.node_def} & {"If", "StatelessIf"}
+
+    assert loops(compat_input.TextLineReader, lines)
+    assert not loops(lambda: compat_input.FixedLengthRecordReader(13), binary)
 
 
 def test_an_out_of_range_crop_fails_as_the_legacy_slice_fails(tmp_path):

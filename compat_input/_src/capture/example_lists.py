@@ -236,6 +236,15 @@ def map_examples(dataset: tf.data.Dataset, examples, numbered: bool, parallel) -
 _SMALLEST_BLOCK = 4
 
 
+def _fixed_length(sources: list, positional: bool) -> tuple:
+    """Where the flat element holds strings of one length (vectorize.map_blocks)."""
+    found, offset = [], 1 if positional else 0  # The position comes first.
+    for source in sources:
+        found += [offset + i for i in source.fixed_length]
+        offset += len(tf.nest.flatten(source.dataset.element_spec, expand_composites=True))
+    return tuple(found)
+
+
 def examples_of(item: ExampleList, elements, parallel, skipping: bool, logs: list):
     """The examples of one list made from its source's `elements`."""
     key = item.key()
@@ -264,6 +273,7 @@ def examples_of(item: ExampleList, elements, parallel, skipping: bool, logs: lis
             in_blocks,
             block=block,
             key=key,
+            fixed=_fixed_length(item.captured.sources, positional),
         ),
     )
     if blocks is not None:

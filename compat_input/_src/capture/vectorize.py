@@ -147,6 +147,7 @@ def map_blocks(
     which: Optional[Callable] = None,
     block: int = BLOCK,
     key: Optional[str] = None,
+    fixed: tuple = (),
 ) -> tf.data.Dataset:
     """Examples from `dataset`'s elements, a block at a time; NotVectorized if pfor cannot
     convert them.
@@ -156,6 +157,8 @@ def map_blocks(
     examples, in order. A block is split between branches here, not by a cond inside the
     vectorized graph, so that every branch is vectorized in the block's own graph. `key`
     names what `branches[0]` computes, where it is the only branch (tracing.shared_map).
+    `fixed`: the positions in the flat element of strings that all have one length (a
+    fixed-length reader's records).
     """
 
     def one(element):
@@ -168,7 +171,8 @@ def map_blocks(
     def block_examples(*elements):
         uniforms: list = []
         if which is None:
-            outputs = _vectorized(branches[0], elements, uniforms)
+            flat = tf.nest.flatten(elements)
+            outputs = _vectorized(branches[0], elements, uniforms, [flat[i] for i in fixed])
         else:
             size = tf.shape(elements[0])[0]
             turns = tf.cast(which(elements), tf.int32)
@@ -191,7 +195,7 @@ def map_blocks(
         )
 
     try:
-        shared = f"blocks_{key}_{block}" if key is not None and which is None else None
+        shared = f"blocks_{key}_{block}_{fixed}" if key is not None and which is None else None
         blocks = tracing.shared_map(
             dataset_ops.batch(dataset, block),
             shared,
@@ -208,8 +212,8 @@ def map_blocks(
     return dataset_ops.unbatch(blocks)
 
 
-def _vectorized(examples: Callable, elements: tuple, uniforms: list) -> tuple:
-    with block_converters.converters(uniforms), tf.name_scope(origins.EXAMPLE_SCOPE):
+def _vectorized(examples: Callable, elements: tuple, uniforms: list, fixed=()) -> tuple:
+    with block_converters.converters(uniforms, fixed), tf.name_scope(origins.EXAMPLE_SCOPE):
         outputs = _over_block(examples, elements)
     graph = tf.compat.v1.get_default_graph()
     if any(u.graph is not graph for u in uniforms):

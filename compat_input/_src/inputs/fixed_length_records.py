@@ -21,6 +21,7 @@ class FixedLengthRecordReader(readers.ReaderBase):
     _legacy_class = tf1.FixedLengthRecordReader
     _default_name = "FixedLengthRecordReader"
     _key_kind = "index"
+    _fixed_length = (1,)  # (key, value): every value is record_bytes long.
 
     def __init__(
         self,

@@ -62,6 +62,9 @@ class ReaderBase(reader_surface.CountersAndState):
     # Whether `_records` opens files again and notes where (`note(key)`).
     _notes = False
 
+    # Positions in a read's flat element of records that all have one length.
+    _fixed_length: tuple = ()
+
     def __init__(self, name=None):
         pipeline_lib.check_graph_mode(type(self).__name__)
         self._name = name
@@ -235,6 +238,7 @@ class ReaderBase(reader_surface.CountersAndState):
                 records=lambda index, item: records((index, item), *self._state()),
                 finite=work.finite,
                 key_kind=self._key_kind,
+                fixed_length=self._fixed_length,
                 reader=self,
                 origins=origins.Origins(readers=[self]),
                 shared_name=work.shared_name,

@@ -214,6 +214,8 @@ class Source:
     # Readers: what the number in their keys means (see origins.describe), and the reader.
     key_kind: Optional[str] = None
     reader: Any = None
+    # Positions in the flat element of strings that all have one length (fixed-length records).
+    fixed_length: tuple = ()
     # A producer's work items, when the program gave them as Python values.
     items: Optional[list] = None
     # What this source's own pipeline can tell about a failing record (origins.Origins).
