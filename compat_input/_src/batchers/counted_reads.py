@@ -91,7 +91,14 @@ def _stacked(pipeline, left: list, count, allow_smaller: bool, blocks: bool, bat
     types = [s.dtype for s in flat_spec]
     shapes = [s.shape[1:] if blocks else s.shape for s in flat_spec]
     arrays = [
-        tf.TensorArray(t, size=0, dynamic_size=True, element_shape=[None, *s], infer_shape=False)
+        tf.TensorArray(
+            t,
+            size=0,
+            dynamic_size=True,
+            element_shape=[None, *s],
+            infer_shape=False,
+            clear_after_read=s.is_fully_defined(),  # _padded_concat reads twice.
+        )
         for s, t in zip(shapes, types)
     ]
     arrays = [a.write(0, x) for a, x in zip(arrays, left)]
@@ -125,7 +132,12 @@ def _stacked(pipeline, left: list, count, allow_smaller: bool, blocks: bool, bat
     found, _, *arrays = tf.while_loop(
         more, take, (tf.shape(left[0])[0], tf.constant(True), *arrays)
     )
-    found_all = [a.concat() for a in arrays]
+    # A padding queue's examples differ in shape: padded with zeros to the largest of the
+    # batch, as legacy's PaddingFIFOQueue padded its dequeue_many.
+    found_all = [
+        a.concat() if s.is_fully_defined() else _padded_concat(a, s.rank, t)
+        for a, s, t in zip(arrays, shapes, types)
+    ]
     complete = found >= count
     if allow_smaller:
         complete |= found > 0
@@ -136,9 +148,41 @@ def _stacked(pipeline, left: list, count, allow_smaller: bool, blocks: bool, bat
             # The iterator is at its end: its own read raises OutOfRangeError.
             read = iterators.get_next(pipeline.iterator)
         with tf.control_dependencies(tf.nest.flatten(read)):
-            return [tf.zeros([0, *s], t) for s, t in zip(shapes, types)]
+            return [
+                tracing.stand_in(tf.TensorShape([0]).concatenate(s), t)
+                for s, t in zip(shapes, types)
+            ]
 
     return tf.cond(complete, lambda: batch(found_all), end_of_input)
+
+
+def _padded_concat(array: tf.TensorArray, rank: int, dtype: tf.DType) -> tf.Tensor:
+    """The rows of `array`'s elements (of other shapes), each padded with zeros (empty
+    strings) to the largest shape among them."""
+    size = array.size()
+
+    def widest(i, most):
+        shape = tf.shape(array.read(i))
+        # An element without rows (nothing left by the last read) widens nothing.
+        return i + 1, tf.maximum(most, shape[1:] * tf.minimum(shape[0], 1))
+
+    _, most = tf.while_loop(lambda i, _: i < size, widest, (0, tf.zeros([rank], tf.int32)))
+
+    def padded(i, out):
+        rows = array.read(i)
+        # Rows are never wider than `most`; an element without rows may be (cut to it).
+        rows = tf.slice(
+            rows,
+            tf.zeros([rank + 1], tf.int32),
+            tf.concat([[-1], tf.minimum(tf.shape(rows)[1:], most)], 0),
+        )
+        gap = most - tf.shape(rows)[1:]
+        pads = tf.concat([[[0, 0]], tf.stack([tf.zeros_like(gap), gap], 1)], 0)
+        return i + 1, out.write(i, tf.pad(rows, pads, constant_values=tf.zeros([], dtype)))
+
+    out = tf.TensorArray(dtype, size=size, infer_shape=False, element_shape=[None] * (rank + 1))
+    _, out = tf.while_loop(lambda i, _: i < size, padded, (0, out))
+    return out.concat()
 
 
 def read_one(pipeline: pipeline_lib.Pipeline, name: Optional[str] = None, after=None) -> Any:
