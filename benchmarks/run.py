@@ -58,6 +58,8 @@ WORKLOADS = {
     "RandomShuffleQueue (one QueueRunner); 4 threads each dequeue(), decode the JPEG, resize, "
     "crop, flip, distort colours; batch_join pads the captions",
     "step": "tiny model (batch 20, one matmul) trained from TextLineReader + batch: steps/s",
+    "text_join": "4 TextLineReaders over one queue, each line split into token ids "
+    "(string_split, string_to_number) padded to 24, into shuffle_batch_join",
     "bucketing": "TextLineReader + string_split + tf.contrib.training.bucket_by_sequence_length "
     "(4 buckets, dynamic_pad); legacy = the tests' legacy-queue bucketing "
     "(TensorFlow 2 has no contrib), TF1 world only",
