@@ -436,7 +436,7 @@ def test_reads_in_methods_of_reader_classes_of_another_module_convert(tmp_path, 
     assert outputs["original"].count("array(") == 4 and outputs["original"].endswith("end\n")
 
 
-def test_a_reading_method_one_class_defines_otherwise_stays_and_says_why(tmp_path):
+def test_a_reading_method_that_cannot_convert_stays_and_says_why(tmp_path):
     from compat_input_tools.tfdata import reading_methods
 
     other = READERS_MODULE + (
@@ -444,8 +444,17 @@ def test_a_reading_method_one_class_defines_otherwise_stays_and_says_why(tmp_pat
         "    def prepare_reader(self, filename_queue):\n"
         "        return tf.decode_csv(filename_queue.dequeue(), [[0]])\n"
     )
-    project = reading_methods.Project.scan([other, READER_CHOSEN])
-    outcome = codemod.migrate_source(READER_CHOSEN, "train.py", to_tfdata=project)
-    (kept,) = [f.flag.message for f in outcome.findings if f.flag.code == "CI015"]
-    assert "a class of the program defines prepare_reader without the read" in kept
-    assert not _converted(outcome)
+    taken = READERS_MODULE + (
+        "\n\nclass Cached(BaseReader):\n"
+        "    def prepare_reader_dataset(self, filename):\n"
+        "        return filename\n"
+    )
+    for module, why in [
+        (other, "a class of the program defines prepare_reader without the read"),
+        (taken, "a class of the program defines prepare_reader_dataset already"),
+    ]:
+        project = reading_methods.Project.scan([module, READER_CHOSEN])
+        outcome = codemod.migrate_source(READER_CHOSEN, "train.py", to_tfdata=project)
+        (kept,) = [f.flag.message for f in outcome.findings if f.flag.code == "CI015"]
+        assert why in kept
+        assert not _converted(outcome)

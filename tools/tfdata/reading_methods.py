@@ -62,7 +62,10 @@ class Project:
         for name, found in kinds.items():
             if name not in called or "reads" not in found:
                 continue
-            if found <= {"reads", "abstract"}:
+            twin = reader_chain.TWIN.format(name)
+            if twin in kinds:
+                project.why_not[name] = f"a class of the program defines {twin} already"
+            elif found <= {"reads", "abstract"}:
                 project.methods.add(name)
             else:
                 project.why_not[name] = (
