@@ -24,7 +24,7 @@ READERS = {
     "FixedLengthRecordReader": "FixedLengthRecordDataset",
 }
 # Each reader's parameters, and those tf.data's dataset takes as they are.
-PARAMETERS = {
+_PARAMETERS = {
     "TextLineReader": (("skip_header_lines", "name"), ()),
     "TFRecordReader": (("name", "options"), ()),
     "FixedLengthRecordReader": (
@@ -36,7 +36,7 @@ PARAMETERS = {
 
 def reader(ctx, pipeline: Pipeline, call: cst.Call) -> None:
     pipeline.reader = syntax.qualified(ctx, call.func)
-    names, passed = PARAMETERS[pipeline.reader]
+    names, passed = _PARAMETERS[pipeline.reader]
     pipeline.reader_args = syntax.arguments(call, names)
     if pipeline.reader_args.keys() - {"name", "skip_header_lines", *passed}:
         raise NotThisPattern("the reader has options")
@@ -141,15 +141,8 @@ class ReaderChain:
     def rewrite(self, p: Pipeline, n: int) -> list:
         tf, dataset = p.root, f"_dataset_{n}"
         files = p.made["string_tensor"]
-        if p.reads_by:  # A reader class's method: its tf.data twin reads each file.
-            read = f"{TWIN.format(p.reads_by)}(f)"
-        else:
-            skip = p.reader_args.get("skip_header_lines")
-            _, passed = PARAMETERS[p.reader]
-            given = ", ".join(f"{k}={p.reader_args[k]}" for k in passed if k in p.reader_args)
-            read = f"{tf}.data.{READERS[p.reader]}(f{', ' + given if given else ''})" + (
-                f".skip({skip})" if skip not in (None, "None", "0") else ""
-            )
+        # A reader class's method: its tf.data twin reads each file.
+        read = f"{TWIN.format(p.reads_by)}(f)" if p.reads_by else records(p, "f")
         lines = [f"{dataset} = {tf}.data.Dataset.from_tensor_slices({files})"]
         lines += syntax.shuffle_line(dataset, p.made, f"{tf}.size({files}, out_type={tf}.int64)")
         lines.append(f"{dataset} = {dataset}{syntax.repeat(p.made)}")
@@ -166,6 +159,15 @@ class ReaderChain:
         if not identity(p):
             lines.append(f"{dataset} = {dataset}.map(_example_{n})")
         return lines
+
+
+def records(p: Pipeline, file: str) -> str:
+    """The tf.data dataset of the records the pipeline's reader reads from `file`."""
+    _, passed = _PARAMETERS[p.reader]
+    given = "".join(f", {k}={p.reader_args[k]}" for k in passed if k in p.reader_args)
+    read = f"{p.root}.data.{READERS[p.reader]}({file}{given})"
+    skip = p.reader_args.get("skip_header_lines")
+    return read + (f".skip({skip})" if skip not in (None, "None", "0") else "")
 
 
 def identity(p: Pipeline) -> bool:

@@ -148,13 +148,7 @@ def twins(ctx, node: cst.ClassDef, project: Project, original: cst.ClassDef) -> 
 
 
 def _twin(function: cst.FunctionDef, p: Pipeline, record: str, rest: list, returned: str):
-    tf = p.root
-    _, passed = reader_chain.PARAMETERS[p.reader]
-    given = "".join(f", {k}={p.reader_args[k]}" for k in passed if k in p.reader_args)
-    chain = f"{tf}.data.{reader_chain.READERS[p.reader]}(filename{given})"
-    skip = p.reader_args.get("skip_header_lines")
-    if skip not in (None, "None", "0"):
-        chain += f".skip({skip})"
+    chain = reader_chain.records(p, "filename")
     if p.block:
         chain += f".batch({p.block})"  # read_up_to's blocks, which ended with each file
     others = "".join(

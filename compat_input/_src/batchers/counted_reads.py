@@ -31,7 +31,8 @@ def read_many(
 ) -> Any:
     """`count` examples (a tensor each run computes: a fed batch size) stacked, as
     legacy's `dequeue_many(count)` took them from its queue (`dequeue_up_to` with
-    `allow_smaller`). The examples are dense, of fully defined shapes; the pipeline's
+    `allow_smaller`). The examples are dense, of fully defined shapes, or of a padding
+    queue (each batch padded to its longest example, as legacy's); the pipeline's
     elements are blocks of them where it keeps what reads leave (`pipeline.kept`), or
     where `blocks` says so (a queue's batches read by another count too), single examples
     otherwise (a queue read by `dequeue()` first).
