@@ -223,44 +223,43 @@ def test_a_served_queue_read_three_ways_gives_legacy_order(first, feed_size):
     assert "end" in legacy and legacy[-1] == "end"
 
 
-def _padding_queue_read_one_then_many(api) -> list:
+def _padding_queue_read_both_ways(api, first: str) -> list:
     """A PaddingFIFOQueue of rows of 1..4 values and their strings (one runner thread)
-    read by dequeue() first, then padded dequeue_many / dequeue_up_to; each run's result."""
+    read by `first` (made first, so its kind of read serves it), then by the others,
+    dequeue() between padded dequeue_many / dequeue_up_to; each run's result."""
     with tf.Graph().as_default():
         index = api.range_input_producer(11, num_epochs=1, shuffle=False).dequeue()
         q = api.PaddingFIFOQueue(6, [tf.int32, tf.string], shapes=[[None], [None]])
         row = tf.range(index % 4 + 1) + index
         api.add_queue_runner(api.QueueRunner(q, [q.enqueue([row, tf.strings.as_string(row)])]))
-        one, many, up_to = q.dequeue(), q.dequeue_many(3), q.dequeue_up_to(2)
+        make = {
+            "one": q.dequeue,
+            "many": lambda: q.dequeue_many(3),
+            "up_to": lambda: q.dequeue_up_to(2),
+        }
+        reads = {first: make.pop(first)()}
+        reads.update({kind: read() for kind, read in make.items()})
         results = []
         with tf1.Session() as sess:
             sess.run(tf1.local_variables_initializer())
             coord, threads = started(sess)
-            for read in [one, many, up_to, many, one, up_to, up_to]:
+            for kind in ["one", "many", "up_to", "many", "one", "up_to", "up_to"]:
                 try:
-                    results.append([np.asarray(c).tolist() for c in sess.run(read)])
+                    results.append([np.asarray(c).tolist() for c in sess.run(reads[kind])])
                 except tf.errors.OutOfRangeError:
                     results.append("end")
             stop(coord, threads)
         return results
 
 
-def test_a_padding_queue_read_one_at_a_time_then_by_counts_pads_as_legacy():
-    legacy = _padding_queue_read_one_then_many(legacy_api())
-    assert _padding_queue_read_one_then_many(compat_api()) == legacy
-    # Rows of several lengths padded with zeros and empty strings, then the end.
+@pytest.mark.parametrize("first", ["one", "many", "up_to"])
+def test_a_padding_queue_read_one_at_a_time_and_by_counts_pads_as_legacy(first):
+    legacy = _padding_queue_read_both_ways(legacy_api(), first)
+    assert _padding_queue_read_both_ways(compat_api(), first) == legacy
+    # Rows of several lengths padded with zeros and empty strings, one example of its own
+    # length between them (its row unpadded: 2 values), then the end.
     assert [1, 2, 0, 0] in legacy[1][0] and b"" in legacy[1][1][0] and legacy[-1] == "end"
-
-
-def test_reading_a_served_padding_queue_two_ways_names_the_first_read():
-    with tf.Graph().as_default():
-        q = compat_input.PaddingFIFOQueue(4, [tf.int32], shapes=[[None]])
-        compat_input.add_queue_runner(compat_input.QueueRunner(q, [q.enqueue([tf.constant([1])])]))
-        q.dequeue_many(2)
-        with pytest.raises(
-            compat_input.CompatInputError, match=r"dequeue_many\(2\) at .*test_queues"
-        ):
-            q.dequeue()
+    assert legacy[4][0] == [9, 10]
 
 
 def test_served_queue_builds_no_dequeue_op_and_no_runner_thread():

@@ -67,6 +67,27 @@ def test_a_placeholder_with_default_is_fed_on_some_runs_only():
     assert batch_sizes(compat) == [3, 5, 3, 5, 3, 1]
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_dynamic_padding_with_a_fed_size_pads_each_run_to_its_longest_as_legacy(threads):
+    def build(api):
+        x = _counted(api, 11)
+        # Rows of 1..4 values: a block's longest is often not the longest a run takes.
+        row = tf.range(x % 4 + 1) + x
+        return api.batch(
+            [row, tf.strings.as_string(row), x],
+            _size(),
+            num_threads=threads,
+            dynamic_pad=True,
+            allow_smaller_final_batch=True,
+        )
+
+    before = len(legacy_fallback.kept)
+    compat = assert_same(build, feed=_sizes(2, 3, 1))
+    assert batch_sizes(compat) == [2, 3, 1, 2, 3]
+    assert [len(step[0][0]) for step in compat.values] == [2, 4, 2, 4, 3]
+    assert legacy_fallback.kept[before:] == []
+
+
 def test_a_missing_feed_fails_naming_the_placeholder_as_legacy_failed():
     def build(api):
         return api.batch([_counted(api)], _size())
@@ -167,9 +188,20 @@ def test_a_hand_built_queue_read_by_dequeue_many_with_a_fed_count_ends_as_legacy
     assert batch_sizes(compat) == [2, 3, 2]
 
 
-def test_the_position_of_a_fed_size_input_is_checkpointed(tmp_path):
+def _padded_rows(ids: list) -> list:
+    """Rows `range(x % 4 + 1) + x` of `ids`, zero-padded to the longest, as legacy pads."""
+    longest = max(x % 4 + 1 for x in ids)
+    return [[x + i if i <= x % 4 else 0 for i in range(longest)] for x in ids]
+
+
+@pytest.mark.parametrize("padded", [False, True])
+def test_the_position_of_a_fed_size_input_is_checkpointed(tmp_path, padded):
     def build():
         x = compat_input.range_input_producer(10, num_epochs=1, shuffle=False).dequeue()
+        if padded:  # What a read leaves of a padded block is saved with its rows' shapes.
+            return compat_input.batch(
+                [tf.range(x % 4 + 1) + x], _size(), dynamic_pad=True, allow_smaller_final_batch=True
+            )
         return compat_input.batch([x], _size(), allow_smaller_final_batch=True)
 
     path = str(tmp_path / "ckpt")
@@ -189,8 +221,10 @@ def test_the_position_of_a_fed_size_input_is_checkpointed(tmp_path):
             saver.restore(sess, path)
             compat_input.start_queue_runners(sess)
             rest = [sess.run(batch, {"size:0": 3}).tolist() for _ in range(2)]
-    assert first == [[0, 1, 2], [3, 4, 5]]
-    assert rest == [[6, 7, 8], [9]]
+    expected = [[0, 1, 2], [3, 4, 5], [6, 7, 8], [9]]
+    if padded:
+        expected = [_padded_rows(ids) for ids in expected]
+    assert first + rest == expected
 
 
 def test_a_constant_tensor_size_still_batches_in_the_pipeline():

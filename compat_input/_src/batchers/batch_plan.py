@@ -153,7 +153,7 @@ def plan(
         example_shapes = legacy_arguments.shapes(flat_lists, shapes, enqueue_many, dynamic_pad)
         size = legacy_arguments.batch_size(batch_size, per_run_size)
         if isinstance(size, legacy_arguments.PerRun):
-            _check_per_run(flat_lists, example_shapes, dynamic_pad, what)
+            _check_per_run(flat_lists, what)
     lists = [capture_list(tl, keep, what, example_shapes, enqueue_many) for tl in flat_lists]
     for item in lists:
         item.what = scope.rstrip("/")  # The pipeline's name, as the run's report gives it.
@@ -196,12 +196,12 @@ def plan(
     return plan
 
 
-def _check_per_run(flat_lists: list, shapes: list, dynamic_pad: bool, what: str) -> None:
-    """A batch size computed each run stacks dense examples of one shape (Pipeline.get_many)."""
-    if dynamic_pad or any(isinstance(t, tf.SparseTensor) for tl in flat_lists for t in tl):
+def _check_per_run(flat_lists: list, what: str) -> None:
+    """A batch size computed each run stacks dense examples (counted_reads.py)."""
+    if any(isinstance(t, tf.SparseTensor) for tl in flat_lists for t in tl):
         raise errors.CaptureError(
-            f"{what}: a batch size computed at run time is served for dense examples of fixed "
-            "shapes; this one pads or batches SparseTensors. Give batch_size as a Python int."
+            f"{what}: a batch size computed at run time is served for dense examples; this one "
+            "batches SparseTensors. Give batch_size as a Python int."
         )
 
 
@@ -322,9 +322,7 @@ def build(plan: BatchPlan) -> pipeline_lib.Source:
         ),
         batches=True,
         # A queue read by dequeue() first may be read by counts too.
-        counted="blocks"
-        if isinstance(plan.size, legacy_arguments.PerRun)
-        else ("examples" if plan.size is None else None),
+        counted=plan_steps.counted(plan),
         service_job=plan.shared_name if plan.service else None,
         ops=tuple(op for item in plan.lists for op in item.captured.ops)
         + tuple(op for s in sources for op in s.ops),

@@ -31,8 +31,8 @@ def read_many(
 ) -> Any:
     """`count` examples (a tensor each run computes: a fed batch size) stacked, as
     legacy's `dequeue_many(count)` took them from its queue (`dequeue_up_to` with
-    `allow_smaller`). The examples are dense, of fully defined shapes, or of a padding
-    queue (each batch padded to its longest example, as legacy's); the pipeline's
+    `allow_smaller`). The examples are dense, of fully defined shapes, or padded (each
+    batch padded to its longest example, as legacy's padding queue padded); the pipeline's
     elements are blocks of them where it keeps what reads leave (`pipeline.kept`), or
     where `blocks` says so (a queue's batches read by another count too), single examples
     otherwise (a queue read by `dequeue()` first).
@@ -82,7 +82,28 @@ def read_many(
         flat = tf.cond(found >= count, lambda: batch(left), more_than_left)
     else:
         flat = stacked(left)
-    return _named(pipeline, flat, [[None, *s] for s in shapes], name, after)
+    spec = pipeline.element_spec
+    if pipeline.padded:
+        half = len(flat) // 2
+        flat, shapes, spec = _trimmed(flat[:half], flat[half:]), shapes[:half], spec[:half]
+    return _named(pipeline, flat, [[None, *s] for s in shapes], name, after, spec)
+
+
+def _trimmed(values: list, shapes: list) -> list:
+    """Padded rows cut to the longest of the examples they hold (`shapes`, one row of
+    each example's shape): a block is padded to its own longest, the rows a read takes
+    of it to theirs, as legacy's padding queue padded each dequeue_many."""
+    trimmed = []
+    for value, shape in zip(values, shapes):
+        rank = value.shape.rank - 1
+        if rank == 0:
+            trimmed.append(value)
+            continue
+        # No rows (a read at the end): nothing wider than none.
+        longest = tf.reduce_max(tf.concat([shape, tf.zeros([1, rank], tf.int32)], 0), axis=0)
+        start = tf.zeros([rank + 1], tf.int32)
+        trimmed.append(tf.slice(value, start, tf.concat([[-1], longest], 0)))
+    return trimmed
 
 
 def _stacked(pipeline, left: list, count, allow_smaller: bool, blocks: bool, batch) -> list:
@@ -210,11 +231,13 @@ def _guards(pipeline: pipeline_lib.Pipeline) -> list:
     return [p.guard for p in pipeline.needs] + [pipeline.guard]
 
 
-def _named(pipeline: pipeline_lib.Pipeline, flat: list, shapes: list, name, after) -> Any:
-    """A read's tensors, of `shapes`, under the read's name, after `after(element)`."""
+def _named(pipeline, flat: list, shapes: list, name, after, spec=None) -> Any:
+    """A read's tensors, of `shapes`, under the read's name, after `after(element)`;
+    packed as `spec` (the pipeline's elements by default)."""
+    spec = pipeline.element_spec if spec is None else spec
     flat = [tf.ensure_shape(t, s) for t, s in zip(flat, shapes)]
     pipeline.read_op_names.append(flat[0].op.name)
-    element = tf.nest.pack_sequence_as(pipeline.element_spec, flat)
+    element = tf.nest.pack_sequence_as(spec, flat)
     with tf.control_dependencies([after(element)] if after else []):
         flat = graph_ops.IdentityN(input=flat, name=name)
-    return tf.nest.pack_sequence_as(pipeline.element_spec, flat)
+    return tf.nest.pack_sequence_as(spec, flat)

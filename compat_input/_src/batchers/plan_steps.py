@@ -202,6 +202,13 @@ def block_size(plan) -> int:
     return max(1, min(64, plan.capacity // 4))
 
 
+def counted(plan):
+    """How counted reads take the pipeline's elements (Source.counted), or None."""
+    if isinstance(plan.size, legacy_arguments.PerRun):
+        return "padded blocks" if plan.dynamic_pad else "blocks"
+    return "examples" if plan.size is None else None
+
+
 def batch_examples(plan, dataset: tf.data.Dataset) -> tf.data.Dataset:
     if plan.regroup is not None:
         return plan.regroup(dataset)
@@ -211,6 +218,11 @@ def batch_examples(plan, dataset: tf.data.Dataset) -> tf.data.Dataset:
         # Each read stacks its own count from blocks (counted_reads.py).
         if plan.keep_column and not plan.enqueue_many:
             dataset = dataset.map(lambda *x: x[:-1])
+        if plan.dynamic_pad:
+            # Each example's shapes ride beside its padded values: a read pads the examples
+            # it takes to the longest among them, as legacy did, not to the block's longest.
+            dataset = dataset.map(lambda *x: (*x, *(tf.shape(t) for t in x)))
+            return dataset.padded_batch(block_size(plan))
         return dataset_ops.batch(dataset, block_size(plan), False)
     if plan.buckets is not None:
         return _batch_in_buckets(plan, dataset)

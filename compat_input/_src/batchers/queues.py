@@ -115,7 +115,6 @@ class _Served:
     def __init__(self, *args, **kwargs):
         self._tf_init(*args, **kwargs)
         self._served_kind = None  # ("dequeue" | "dequeue_many" | "dequeue_up_to", n)
-        self._served_where = None
         self._served = None  # (its batch plan, its pipeline's source)
         # Its "closed" flag once asked for (a runner's close ops are made with it): set
         # by `close()`, read by `is_closed()` and by the pipeline, which then takes no more.
@@ -163,7 +162,7 @@ class _Served:
             # Legacy built this queue and its runner; it stays theirs, and works as before.
             legacy_fallback.keep(f"{type(self).__name__} '{self.name}': {error}")
             return None
-        self._served_kind, self._served_where = kind, errors.created_at(self.queue_ref.op)
+        self._served_kind = kind
         plan.closed = self._closed_flag().handle
         self._served = (plan, batch_plan.build(plan))
         _leave_collections(runs)
@@ -175,17 +174,7 @@ class _Served:
     def _read_another_way(self, scope: str, what: str, n, static_n) -> Any:
         """A read unlike the first (`dequeue()` after `dequeue_many(n)`, another count),
         stacked from the pipeline's blocks or examples (counted_reads.py)."""
-        served, count = self._served_kind
-        plan = self._served[0]
-        if count is not None and not self._counted(plan):
-            # Padded batches are no blocks to take another count from.
-            raise errors.CompatInputError(
-                f"{type(self).__name__} '{self.name}' is served by tf.data and was first "
-                f"read with {served}({count}) at {self._served_where}; this read is "
-                f"{what}({'' if n is None else static_n}). A served padding queue is read "
-                "one way: make its first read a dequeue(), or build the queue with "
-                "tf.compat.v1.queue's classes before compat_input.install()."
-            )
+        count = self._served_kind[1]
         batch = batch_plan.read(
             *self._served,
             name=scope,
@@ -217,15 +206,14 @@ class _Served:
 
     def _plan(self, kind, n, runs: list, name: Optional[str]) -> batch_plan.BatchPlan:
         what, count = kind
-        if count is not None and not self._dynamic_pad:
+        if count is not None:
             # Blocks of the first read's count, which each read of the queue takes as many
             # examples from as it asks for: read in other ways too (`dequeue()` here,
-            # `dequeue_many(m)` there), it gives examples in legacy's order.
+            # `dequeue_many(m)` there), it gives examples in legacy's order (a padding
+            # queue's padded as legacy padded them, counted_reads.py).
             n = legacy_arguments.PerRun(
                 n if count is _PER_RUN else tf.constant(count, tf.int32, name="count")
             )
-        elif count is not _PER_RUN:
-            n = count
         ops = [op for r in runs for op in r.enqueue_ops]
         distinct = list({op.name: op for op in ops}.values())
         enqueue_many = _ENQUEUES[distinct[0].type]

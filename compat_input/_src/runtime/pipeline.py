@@ -115,7 +115,10 @@ class Pipeline:
         counted = source.counted and all(
             isinstance(s, tf.TensorSpec) and s.shape.rank is not None for s in specs
         )
-        self.blocks = bool(counted) and source.counted == "blocks"
+        self.blocks = bool(counted) and source.counted != "examples"
+        # Blocks of a padding batcher: each value component's examples' shapes follow
+        # them, one int32 vector each (plan_steps.batch_examples).
+        self.padded = bool(counted) and source.counted == "padded blocks"
         self.kept = [_left_rows(s, self.blocks) for s in specs] if counted else None
         runner = ensure_runner(graph)
         deferred = (self.variant, self.resource, runner.input_started.handle)
@@ -235,7 +238,8 @@ class Source:
     # A producer's: the own pipelines of the readers that read it.
     direct_readers: list = dataclasses.field(default_factory=list)
     # Read by counts each run computes (counted_reads.py): "blocks" where its elements are
-    # blocks of examples, "examples" where single examples (a queue read by dequeue()).
+    # blocks of examples, "padded blocks" where blocks padded (with each example's shapes),
+    # "examples" where single examples (a queue read by dequeue()).
     counted: Optional[str] = None
 
     def register(self, tensors: list[tf.Tensor]) -> None:
