@@ -12,9 +12,14 @@ import tensorflow as tf
 import compat_input
 from compat_input._src.batchers import batch_plan
 from compat_input._src.batchers import legacy_fallback
+from compat_input._src.capture import op_kinds
 from helpers import assert_same
 from helpers import assert_same_examples
+from helpers import compat_api
 from helpers import differential
+from helpers import legacy_api
+from helpers import started
+from helpers import stop
 
 tf1 = tf.compat.v1
 
@@ -138,6 +143,39 @@ def test_a_sparse_tensor_batched_by_a_fed_size_runs_on_legacy_queues():
     before = len(legacy_fallback.kept)
     assert_same(build, feed=lambda step: {"size:0": 2 + step % 2})
     assert "batches SparseTensors" in " ".join(legacy_fallback.kept[before:])
+
+
+def test_an_op_without_a_cpu_kernel_runs_on_legacy_queues_where_its_device_has_one(monkeypatch):
+    # A GPU-only kernel (this machine has no GPU): AsString said to lack a CPU kernel, the
+    # host CPU being where tf.data runs input. Legacy's runner ran it on its device.
+    monkeypatch.setattr(op_kinds, "has_cpu_kernel", lambda op: op.type != "AsString")
+    before = len(legacy_fallback.kept)
+    assert_same(lambda api: api.batch(_example(api), 5, allow_smaller_final_batch=True))
+    assert "(AsString, created at" in " ".join(legacy_fallback.kept[before:])
+
+
+def _first_error(api):
+    """The error a program batching a uint8 MatMul stops with (MatMul has no uint8 kernel
+    on the CPU, nor on a GPU), or None."""
+    with tf.Graph().as_default():
+        x = tf.cast(tf.reshape(_counted(api, 4), [1, 1]), tf.uint8)
+        batch = api.batch([tf.raw_ops.MatMul(a=x, b=x)], 2)
+        with tf1.Session() as sess:
+            try:
+                sess.run(tf1.local_variables_initializer())
+                coord, threads = started(sess)
+                sess.run(batch)
+                stop(coord, threads)
+            except tf.errors.OpError as error:
+                return type(error), "MatMul" in error.message
+    return None
+
+
+def test_an_op_no_device_can_run_fails_as_legacy_fails():
+    before = len(legacy_fallback.kept)
+    legacy = _first_error(legacy_api())
+    assert _first_error(compat_api()) == legacy == (tf.errors.InvalidArgumentError, True)
+    assert "MatMul" in " ".join(legacy_fallback.kept[before:])
 
 
 def _updates_a_reference_variable(api):

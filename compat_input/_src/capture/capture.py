@@ -215,6 +215,12 @@ class _Walk:
                 "queue, which compat_input cannot end cleanly inside tf.data. Produce the "
                 "file names with compat_input.string_input_producer instead."
             )
+        if not op_kinds.has_cpu_kernel(op):
+            raise errors.CaptureError(
+                f"{self.what}: op '{op.name}' ({op.type}, created at {where}) has no CPU "
+                "kernel for its types, and tf.data runs input on the host CPU; compute it "
+                "after the batch, on the model's device, or cast it to a type the CPU takes."
+            )
         if any(_is_ref(t) for t in op.inputs):
             raise errors.CaptureError(
                 f"{self.what}: op '{op.name}' ({op.type}, created at {where}) updates a "

@@ -5,6 +5,7 @@ may then be mapped in parallel, or a block of examples at a time (vectorize.py),
 on the stateful ops in it. The tables below say which are harmless and why.
 """
 
+import functools
 from typing import Optional
 
 import tensorflow as tf
@@ -67,6 +68,38 @@ def counter_step(op: tf.Operation) -> Optional[int]:
     if not shape.is_fully_defined() or shape.num_elements() >= 2**32:
         return None
     return step(shape)
+
+
+@functools.cache
+def _cpu_kernels(op_type: str) -> Optional[tuple]:
+    """The type constraints of each CPU kernel of `op_type`, as ((attr, allowed types),
+    ...); None where TensorFlow registered no kernel for it at all (a function's call)."""
+    registered = tf_internals.kernels.get_registered_kernels_for_op(op_type).kernel
+    if not registered:
+        return None
+    return tuple(
+        tuple((c.name, frozenset(c.allowed_values.list.type)) for c in kernel.constraint)
+        for kernel in registered
+        if kernel.device_type in ("CPU", "DEFAULT")  # DEFAULT: any device's.
+    )
+
+
+def has_cpu_kernel(op: tf.Operation) -> bool:
+    """Whether the host CPU, where tf.data runs every input op, can run `op`. Legacy's
+    runner ran it where its device scope put it: a GPU-only kernel (a type the CPU kernels
+    do not take) ran there, and only there."""
+    kernels = _cpu_kernels(op.type)
+    if kernels is None:
+        return True  # No registry entry: TensorFlow decides as it runs it.
+
+    def allows(name: str, allowed: frozenset) -> bool:
+        try:
+            value = op.get_attr(name)
+        except ValueError:
+            return True
+        return not isinstance(value, tf.DType) or value.as_datatype_enum in allowed
+
+    return any(all(allows(n, a) for n, a in kernel) for kernel in kernels)
 
 
 def _stateful(op: tf.Operation) -> bool:

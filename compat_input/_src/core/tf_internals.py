@@ -16,6 +16,10 @@ import tensorflow as tf
 # a pipeline name their record (bad_records/origins.py); `start_queue_runners` accepts any session.
 from tensorflow.python.client import session as session_lib  # noqa: F401 - re-exported
 
+# The kernels TensorFlow registered for an op type: a per-example op with none for the host
+# CPU, where tf.data runs, stays on legacy's queues (capture/op_kinds.py).
+from tensorflow.python.framework import kernels  # noqa: F401 - re-exported
+
 # MonitoredSession's wrapper type, to find the raw session under it (runtime/runners.py).
 from tensorflow.python.ops import lookup_ops  # noqa: F401 - re-exported: tf.contrib.lookup's home
 from tensorflow.python.training import monitored_session  # noqa: F401 - re-exported
