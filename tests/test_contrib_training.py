@@ -441,10 +441,15 @@ def test_stratified_sample_can_be_called_twice_in_one_graph(training):
         label = tf.ones([], dtype=tf.int32)
         batches = training.stratified_sample([tf.zeros([2, 3, 4])], label, probs, 20, probs)
         batches += training.stratified_sample([tf.zeros([2, 3, 4])], label, probs, 20, probs)
+        # contrib's testCanBeCalledMultipleTimes: the batchers' queue summaries, merged, run
+        # with the batches (a merge of no summaries fails to build).
+        summary = tf1.summary.merge(tf1.get_collection(tf1.GraphKeys.SUMMARIES))
         with tf1.Session() as sess:
             coord, threads = started(sess)
-            (a,), la, (b,), lb = sess.run(batches)
+            (a,), la, (b,), lb, merged = sess.run(batches + (summary,))
             assert a.shape == b.shape == (20, 2, 3, 4) and la.tolist() == lb.tolist() == [1] * 20
+            tags = [v.tag for v in tf1.Summary.FromString(merged).value]
+            assert len(tags) >= 2 and all("/fraction_of_" in t for t in tags)
             stop(coord, threads)
 
 

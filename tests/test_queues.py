@@ -273,7 +273,11 @@ def test_served_queue_builds_no_dequeue_op_and_no_runner_thread():
         with tf1.Session() as sess:
             assert runner.create_threads(sess, start=True) == []
             assert sess.run(out).tolist() == [1, 1, 1]
-            # Kept full by tf.data, as its runners kept it: a "wait until full" loop ends.
+            # tf.data fills what it holds ahead, as its runners filled the queue: a "wait
+            # until full" loop ends (its size is measured: tests/test_fill_levels.py).
+            deadline = time.monotonic() + 10
+            while sess.run(q.size()) < 8 and time.monotonic() < deadline:
+                time.sleep(0.01)
             assert sess.run(q.size()) == sess.run(early) == 8
 
 

@@ -30,6 +30,7 @@ from compat_input._src.core import errors
 from compat_input._src.core import graph_ops
 from compat_input._src.core.options import options
 from compat_input._src.core.state_variables import initial
+from compat_input._src.runtime import fill_levels
 from compat_input._src.runtime import pipeline as pipeline_lib
 from compat_input._src.runtime import session_close
 
@@ -86,6 +87,7 @@ class BatchPlan:
     regroup: Optional[Callable] = None
     # Why the pipeline is left out of checkpoints, where the plan knows (saved states).
     unsaved_because: Optional[str] = None
+    fill: Any = None  # How far it runs ahead of its reads (runtime/fill_levels.py).
 
     @property
     def static_size(self) -> Optional[int]:
@@ -297,6 +299,8 @@ def serve(plan: BatchPlan) -> Any:
 def build(plan: BatchPlan) -> pipeline_lib.Source:
     """The plan's pipeline, built: a source that `read` reads."""
     logs: list = []
+    over = plan.shuffle.min_after_dequeue if plan.shuffle else 0
+    plan.fill = fill_levels.FillLevel(plan.scope.rstrip("/"), plan.capacity, over)
     if _in_read_order(plan):
         plan.batched = pipeline_lib.state_variable(initial(0, tf.int64), "batched")
     dataset = assemble(plan, logs)
@@ -323,6 +327,7 @@ def build(plan: BatchPlan) -> pipeline_lib.Source:
         batches=True,
         # A queue read by dequeue() first may be read by counts too.
         counted=plan_steps.counted(plan),
+        fill=plan.fill,
         service_job=plan.shared_name if plan.service else None,
         ops=tuple(op for item in plan.lists for op in item.captured.ops)
         + tuple(op for s in sources for op in s.ops),

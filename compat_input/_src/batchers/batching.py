@@ -14,6 +14,7 @@ from compat_input._src.batchers import batch_plan
 from compat_input._src.batchers import legacy_fallback
 from compat_input._src.batchers.structures import Structure
 from compat_input._src.core import tracing
+from compat_input._src.runtime import fill_levels
 
 tf1 = tf.compat.v1
 
@@ -59,7 +60,10 @@ def _batcher(
                 shuffle=shuffle,
                 **arguments,
             )
-            return batch_plan.serve(plan)
+            batch = batch_plan.serve(plan)
+            # Legacy's summary of its queue, with what it meant: how full it is.
+            fill_levels.write_summary(plan.fill)
+            return batch
 
         # Built again by legacy's function in the scope opened here: its outputs keep the
         # names legacy gave them ("batch:0").

@@ -46,7 +46,8 @@ def read_many(
         blocks = pipeline.blocks
     shapes = [s.shape[1:] if blocks else s.shape for s in flat_spec]
     kept = pipeline.kept  # What reads found and did not take: this one takes them first.
-    with tf.control_dependencies(_guards(pipeline)):
+    guards, started = pipeline.read_guards()
+    with tf.control_dependencies(guards):
         count = tf.cast(count, tf.int32)
         left = [v.read_value() for v in kept]
 
@@ -86,7 +87,8 @@ def read_many(
     if pipeline.padded:
         half = len(flat) // 2
         flat, shapes, spec = _trimmed(flat[:half], flat[half:]), shapes[:half], spec[:half]
-    return _named(pipeline, flat, [[None, *s] for s in shapes], name, after, spec)
+    shapes = [[None, *s] for s in shapes]
+    return _named(pipeline, flat, shapes, name, pipeline.after_read, (started, after, False), spec)
 
 
 def _trimmed(values: list, shapes: list) -> list:
@@ -212,7 +214,8 @@ def read_one(pipeline: pipeline_lib.Pipeline, name: Optional[str] = None, after=
     queue read by `dequeue()` and `dequeue_many(n)`): the first that a count read left,
     else the iterator's next, so that every read takes examples in legacy's order."""
     flat_spec = tf.nest.flatten(pipeline.element_spec)
-    with tf.control_dependencies(_guards(pipeline)):
+    guards, started = pipeline.read_guards()
+    with tf.control_dependencies(guards):
         left = [v.read_value() for v in pipeline.kept]
 
     def from_left():
@@ -223,21 +226,18 @@ def read_one(pipeline: pipeline_lib.Pipeline, name: Optional[str] = None, after=
         return tf.nest.flatten(iterators.get_next(pipeline.iterator))
 
     flat = tf.cond(tf.shape(left[0])[0] > 0, from_left, from_iterator)
-    return _named(pipeline, flat, [s.shape for s in flat_spec], name, after)
+    shapes = [s.shape for s in flat_spec]
+    return _named(pipeline, flat, shapes, name, pipeline.after_read, (started, after, True))
 
 
-def _guards(pipeline: pipeline_lib.Pipeline) -> list:
-    # A read waits for the started checks: an unstarted pipeline fails with the fix first.
-    return [p.guard for p in pipeline.needs] + [pipeline.guard]
-
-
-def _named(pipeline, flat: list, shapes: list, name, after, spec=None) -> Any:
-    """A read's tensors, of `shapes`, under the read's name, after `after(element)`;
-    packed as `spec` (the pipeline's elements by default)."""
+def _named(pipeline, flat: list, shapes: list, name, after_read, read: tuple, spec=None) -> Any:
+    """A read's tensors, of `shapes`, under the read's name, after the ops
+    `after_read(element, *read)` makes; packed as `spec` (the pipeline's elements by
+    default)."""
     spec = pipeline.element_spec if spec is None else spec
     flat = [tf.ensure_shape(t, s) for t, s in zip(flat, shapes)]
     pipeline.read_op_names.append(flat[0].op.name)
     element = tf.nest.pack_sequence_as(spec, flat)
-    with tf.control_dependencies([after(element)] if after else []):
+    with tf.control_dependencies(after_read(element, *read)):
         flat = graph_ops.IdentityN(input=flat, name=name)
     return tf.nest.pack_sequence_as(spec, flat)

@@ -2,7 +2,7 @@
 `step(plan, dataset) -> dataset`, chained in the order of `STEPS`:
 
     examples (join) -> [skip bad records] -> [keep_input] -> [unbatch] -> [tf.data service]
-    -> [shuffle] -> [priority] -> batch -> [until closed] -> prefetch
+    -> [shuffle] -> [priority] -> batch -> [until closed] -> count made -> prefetch
 """
 
 import tensorflow as tf
@@ -236,19 +236,28 @@ def batch_examples(plan, dataset: tf.data.Dataset) -> tf.data.Dataset:
     return dataset
 
 
+def count_made(plan, dataset: tf.data.Dataset) -> tf.data.Dataset:
+    """Counts the examples made, once per element (runtime/fill_levels.py)."""
+    return plan.fill.count_made(dataset, examples=plan.size is None and plan.regroup is None)
+
+
 def prefetch_batches(plan, dataset: tf.data.Dataset) -> tf.data.Dataset:
     # Legacy held at most `capacity` examples in its queue; so do the shuffle buffer and
     # the batches made ahead together.
+    per_element = None  # Examples an element holds, where fixed.
     if plan.regroup is not None:
         ahead = 2  # Batches of a contrib batcher (legacy's capacity counted examples).
     elif plan.size is None:
-        ahead = max(1, plan.capacity - plan.shuffle_buffer)
+        ahead, per_element = max(1, plan.capacity - plan.shuffle_buffer), 1
     elif isinstance(plan.size, legacy_arguments.PerRun):
-        ahead = max(1, (plan.capacity - plan.shuffle_buffer) // block_size(plan))
+        per_element = block_size(plan)
+        ahead = max(1, (plan.capacity - plan.shuffle_buffer) // per_element)
     elif isinstance(plan.size, int):
-        ahead = max(1, (plan.capacity - plan.shuffle_buffer) // plan.size)
+        ahead, per_element = max(1, (plan.capacity - plan.shuffle_buffer) // plan.size), plan.size
     else:
         ahead = tf.data.AUTOTUNE
+    if per_element is not None and plan.buckets is None:
+        plan.fill.room = ahead * per_element
     return dataset_ops.prefetch(dataset, ahead)
 
 
@@ -261,5 +270,6 @@ STEPS = (
     prioritize_examples,
     batch_examples,
     until_closed,
+    count_made,
     prefetch_batches,
 )

@@ -168,7 +168,7 @@ class _Served:
         _leave_collections(runs)
         for size in self._early_sizes:
             with tf_internals.at_root(size.graph):
-                tf_internals.rewire_input(size, 0, tf.constant(self._capacity(), tf.int32))
+                tf_internals.rewire_input(size, 0, plan.fill.examples())
         return self._static(what, static_n, self._read(None, n))
 
     def _read_another_way(self, scope: str, what: str, n, static_n) -> Any:
@@ -286,13 +286,13 @@ class _Served:
         if self._served is None:
             if tf.executing_eagerly():
                 return super().size(name=name)
-            # Read through an identity that reads the capacity instead once it is served.
+            # Read through an identity that reads the pipeline's instead once it is served.
             name = name or f"{self.name}_Size"
             size = tf.identity(super().size(name=f"{name}_queue"), name=name)
             self._early_sizes.append(size.op)
             return size
-        # tf.data keeps its buffers full, as the program's runners kept its queue.
-        return tf.constant(self._capacity(), tf.int32, name=name or f"{self.name}_Size")
+        # What the queue would hold: examples made and not yet read (fill_levels.py).
+        return tf.identity(self._served[0].fill.examples(), name=name or f"{self.name}_Size")
 
     def _read_name(self, what: str) -> str:
         # Legacy's op names: the tensors a program fetches by name keep theirs.

@@ -15,6 +15,7 @@ import tensorflow as tf
 from compat_input._src.core import devices
 from compat_input._src.core.state_variables import initial
 from compat_input._src.inputs import epochs
+from compat_input._src.runtime import fill_levels
 from compat_input._src.runtime import pipeline as pipeline_lib
 from compat_input._src.runtime import runners
 
@@ -188,12 +189,14 @@ def _producer_queue(
         rows_key=f"shape{full_shape}",
     )
     queue_name = scope.rstrip("/")
+    dataset, fraction = fill_levels.producer_fraction(
+        queue_name, capacity, dataset, num_epochs, tf.shape(value)[0]
+    )
+    if summary_name is not None:  # Legacy's, with its meaning.
+        tf1.summary.scalar(summary_name, fraction)
     source = pipeline_lib.Source(
         name=queue_name, dataset=dataset, finite=num_epochs is not None, shared_name=shared_name
     )
-    # Legacy wrote `summary_name`, how full its queue was; tf.data has no queue to
-    # measure, and a made-up value would mislead on TensorBoard, so none is written.
-    del summary_name
     # Legacy's queue runner was in QUEUE_RUNNERS from here on: a dequeue made after
     # start_queue_runners read a started queue. Ours is there now too, so that starting the
     # input registers the session, and a pipeline made later starts in it at once.
@@ -380,6 +383,10 @@ def slice_input_producer(
                 counter,
                 rows=gather_epoch,
             )
+            rows, fraction = fill_levels.producer_fraction(
+                scope.rstrip("/"), capacity, rows, num_epochs, tf.shape(values[0])[0]
+            )
+            tf1.summary.scalar(f"fraction_of_{capacity}_full", fraction)  # As legacy's.
         source = pipeline_lib.Source(
             name=scope.rstrip("/"),
             dataset=rows,

@@ -1,6 +1,7 @@
 """What compat_input knows about each graph: its pipelines, sources and state (pipeline.py
 builds them), and the names of the pipelines built in this process."""
 
+import dataclasses
 import threading
 import weakref
 from typing import Optional
@@ -8,6 +9,14 @@ from typing import Optional
 import tensorflow as tf
 
 tf1 = tf.compat.v1
+
+
+@dataclasses.dataclass
+class StateGroup:
+    """State variables initialized together, and the check that they are (the last one is)."""
+
+    variables: list
+    is_initialized: tf.Tensor
 
 
 class GraphState:

@@ -33,6 +33,7 @@ from compat_input._src.core import tracing
 from compat_input._src.core.options import options
 from compat_input._src.runtime import checkpoint
 from compat_input._src.runtime import device_prefetch
+from compat_input._src.runtime import graph_states
 from compat_input._src.runtime import input_runner
 from compat_input._src.runtime import iterators
 from compat_input._src.runtime import session_release
@@ -79,6 +80,7 @@ class Pipeline:
         # Pipelines this one's elements are pulled from: started (checked) before its reads.
         self.needs: list = []
         self.source: Optional[Source] = source
+        self.fill, self.examples = source.fill, source.counted == "examples"
         # What the pipeline can tell about a failing record (origins.Origins).
         self.origins: Any = source.origins
         self.read_op_names: list[str] = []
@@ -165,9 +167,9 @@ class Pipeline:
 
     def rewind(self) -> tf.Operation:
         """A new op that takes the pipeline back to its first element."""
-        if not self.kept:
-            return self.iterator.initializer
-        return tf.group(self.iterator.initializer, *[v.assign(v.initial_value) for v in self.kept])
+        resets = [v.assign(v.initial_value) for v in self.kept or []]
+        resets += self.fill.reset() if self.fill else []
+        return tf.group(self.iterator.initializer, *resets) if resets else self.iterator.initializer
 
     def marker_variable(self) -> tf.Variable:
         """A variable of the pipeline's own state (checkpoint.py names the position by it)."""
@@ -185,13 +187,28 @@ class Pipeline:
         `after(element)`, if given, makes an op that each run runs once the element is read.
         """
         # The read itself waits for the check, or an unstarted iterator fails first.
-        with tf.control_dependencies([p.guard for p in self.needs] + [self.guard]):
+        guards, started = self.read_guards()
+        with tf.control_dependencies(guards):
             element = iterators.get_next(self.iterator, inline_read=iterators.inline(self.variant))
         flat = tf.nest.flatten(element, expand_composites=True)
         self.read_op_names.append(flat[0].op.name)
-        with tf.control_dependencies([after(element)] if after else []):
+        with tf.control_dependencies(self.after_read(element, started, after)):
             flat = graph_ops.IdentityN(input=flat, name=name)
         return tf.nest.pack_sequence_as(element, flat, expand_composites=True)
+
+    def read_guards(self) -> tuple:
+        """What a read runs after: the started checks, and where its fill is counted, the
+        clock that the read began (fill_levels.py), returned too."""
+        guards = [p.guard for p in self.needs] + [self.guard]
+        return self.fill.clock(guards) if self.fill else (guards, None)
+
+    def after_read(self, element, started, after=None, single=None) -> list:
+        """The ops a read runs once `element` is read (`single`: it is one example)."""
+        ops = [after(element)] if after else []
+        if self.fill is not None:
+            single = self.examples if single is None else single
+            ops.append(self.fill.count_taken(element, started, single))
+        return ops
 
 
 @dataclasses.dataclass(eq=False)
@@ -241,6 +258,7 @@ class Source:
     # blocks of examples, "padded blocks" where blocks padded (with each example's shapes),
     # "examples" where single examples (a queue read by dequeue()).
     counted: Optional[str] = None
+    fill: Optional[Any] = None  # A batcher's: how far it runs ahead (fill_levels.py).
 
     def register(self, tensors: list[tf.Tensor]) -> None:
         state = graph_state(tensors[0].graph)
@@ -286,14 +304,6 @@ def state_variable(value, name: str, shape=None) -> state_variables.StateVariabl
     return variable
 
 
-@dataclasses.dataclass
-class StateGroup:
-    """State variables initialized together, and the check that they are (the last one is)."""
-
-    variables: list
-    is_initialized: tf.Tensor
-
-
 def _initialized_so_far(graph: tf.Graph) -> tf.Operation:
     """Initializes the state variables registered so far that are not yet initialized.
 
@@ -309,7 +319,7 @@ def _initialized_so_far(graph: tf.Graph) -> tf.Operation:
                 state.chain = start_ops.initialize_missing(fresh, state.chain)
                 if fresh:
                     check = fresh[-1].is_initialized()
-                    state.groups.append(StateGroup(fresh, check))
+                    state.groups.append(graph_states.StateGroup(fresh, check))
             state.chained += len(fresh)
         return state.chain
 

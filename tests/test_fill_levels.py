@@ -1,0 +1,161 @@
+"""How full an input is: legacy's `fraction_of_N_full` summaries and queue `size()`, measured.
+
+Each scenario runs on TensorFlow's queues and on compat_input: a slow consumer (the model
+sleeps, the queue fills) and a slow producer (a `py_func` that sleeps, the queue stays
+empty) must read the same way both ways. Timing makes the readings vary a little: each is
+the median over a run's steps, both must fall on the same side (at least 0.75 full, or at
+most 0.25), and within 0.25 of each other.
+"""
+
+import statistics
+import time
+
+import pytest
+import tensorflow as tf
+
+from helpers import compat_api
+from helpers import legacy_api
+from helpers import started
+from helpers import stop
+
+tf1 = tf.compat.v1
+
+_STEPS = 16
+_TOLERANCE = 0.25
+
+
+def _example(api, slow_producer: bool):
+    x = api.range_input_producer(10**6, shuffle=False).dequeue()
+    if slow_producer:
+        # 5 ms an example: a batch of 4 from 2 threads takes about 10 ms.
+        x = tf1.py_func(lambda v: (time.sleep(0.005), v)[1], [x], tf.int32, stateful=False)
+        x.set_shape([])
+    return x
+
+
+_BATCHERS = {
+    "batch": lambda api, x: api.batch([x], 4, num_threads=2, capacity=32),
+    "shuffle_batch": lambda api, x: api.shuffle_batch(
+        [x], 4, capacity=40, min_after_dequeue=10, num_threads=2
+    ),
+    "batch_join": lambda api, x: api.batch_join([[x], [x + 1]], 4, capacity=24),
+}
+
+
+def _readings(api, batcher: str, slow_producer: bool) -> tuple:
+    """The batcher's summary value at each step after the first few, and its tag."""
+    with tf.Graph().as_default():
+        batch = _BATCHERS[batcher](api, _example(api, slow_producer))
+        merged = tf1.summary.merge_all()
+        assert merged is not None  # The input's summaries are the program's only ones.
+        values, tag = [], None
+        with tf1.Session() as sess:
+            sess.run(tf1.local_variables_initializer())
+            coord, threads = started(sess)
+            for step in range(_STEPS):
+                if not slow_producer:
+                    time.sleep(0.02)  # The model's step: the input runs ahead.
+                _, summary = sess.run([batch, merged])
+                value = next(
+                    v for v in tf1.Summary.FromString(summary).value if v.tag.startswith(batcher)
+                )
+                tag = value.tag
+                if step >= 4:  # Started: legacy's runners fill at start, tf.data as read.
+                    values.append(value.simple_value)
+            stop(coord, threads)
+    return statistics.median(values), tag
+
+
+@pytest.mark.parametrize("batcher", sorted(_BATCHERS))
+@pytest.mark.parametrize("slow_producer", [False, True], ids=["slow_model", "slow_input"])
+def test_a_batcher_s_summary_reads_how_full_it_is_as_legacy_s(batcher, slow_producer):
+    legacy, legacy_tag = _readings(legacy_api(), batcher, slow_producer)
+    compat, compat_tag = _readings(compat_api(), batcher, slow_producer)
+    assert compat_tag == legacy_tag
+    if slow_producer:
+        assert legacy <= _TOLERANCE and compat <= _TOLERANCE, (legacy, compat)
+    else:
+        assert legacy >= 1 - _TOLERANCE and compat >= 1 - _TOLERANCE, (legacy, compat)
+    assert abs(compat - legacy) <= _TOLERANCE
+
+
+def _queue_sizes(api, slow_producer: bool) -> list:
+    """A program's own FIFOQueue (capacity 20) fed by two runner threads, read by
+    dequeue_many(4): its size() before each read, after the first few."""
+    with tf.Graph().as_default():
+        x = _example(api, slow_producer)
+        q = api.FIFOQueue(20, [tf.int32], shapes=[[]])
+        api.add_queue_runner(api.QueueRunner(q, [q.enqueue([x])] * 2))
+        batch, size = q.dequeue_many(4), q.size()
+        sizes = []
+        with tf1.Session() as sess:
+            sess.run(tf1.local_variables_initializer())
+            coord, threads = started(sess)
+            for step in range(_STEPS):
+                if not slow_producer:
+                    time.sleep(0.02)
+                if step >= 4:
+                    sizes.append(sess.run(size))
+                sess.run(batch)
+            stop(coord, threads)
+    return sizes
+
+
+@pytest.mark.parametrize("slow_producer", [False, True], ids=["slow_model", "slow_input"])
+def test_a_served_queue_s_size_counts_what_it_holds_as_legacy_s(slow_producer):
+    legacy = statistics.median(_queue_sizes(legacy_api(), slow_producer))
+    compat = statistics.median(_queue_sizes(compat_api(), slow_producer))
+    if slow_producer:  # Near empty: what it holds is at most what a read takes.
+        assert legacy <= 4 and compat <= 4, (legacy, compat)
+    else:
+        assert legacy >= 16 and compat >= 16, (legacy, compat)
+
+
+def _summary_tags(api) -> list:
+    with tf.Graph().as_default():
+        x = api.range_input_producer(10, num_epochs=1, shuffle=False).dequeue()
+        api.string_input_producer(["a", "b"], num_epochs=2)
+        api.slice_input_producer([tf.range(5)])
+        api.input_producer(tf.constant([1, 2]), summary_name="myq")
+        api.batch([x], 4)
+        api.maybe_batch([x], True, 4, capacity=8)
+        api.shuffle_batch([x], 4, 20, 5)
+        api.batch_join([[x]], 4, capacity=16)
+        api.maybe_shuffle_batch_join([[x]], 4, 20, 5, True)
+        return sorted(s.name for s in tf1.get_collection(tf1.GraphKeys.SUMMARIES))
+
+
+def test_every_batcher_and_producer_writes_legacy_s_summary_under_its_name():
+    legacy = _summary_tags(legacy_api())
+    assert _summary_tags(compat_api()) == legacy
+    assert "shuffle_batch/fraction_over_5_of_15_full:0" in legacy
+
+
+def _items_left(api) -> list:
+    """A producer of 40 items, 1 epoch, read 4 at a time by a one-thread batch: its
+    summary before each read (legacy's queue: the items left, up to its capacity of 8)."""
+    with tf.Graph().as_default():
+        x = api.range_input_producer(40, num_epochs=1, shuffle=False, capacity=8).dequeue()
+        batch = api.batch([x], 4, capacity=4)
+        merged = tf1.summary.merge_all()
+        values = []
+        with tf1.Session() as sess:
+            sess.run(tf1.local_variables_initializer())
+            coord, threads = started(sess)
+            for _ in range(10):
+                time.sleep(0.05)  # Both settle: legacy's queues full, the pipeline ahead.
+                summary = tf1.Summary.FromString(sess.run(merged))
+                values.append(
+                    next(v.simple_value for v in summary.value if v.tag.startswith("input"))
+                )
+                sess.run(batch)
+            stop(coord, threads)
+    return values
+
+
+def test_a_finite_producer_reads_its_items_left_as_legacy_s():
+    legacy, compat = _items_left(legacy_api()), _items_left(compat_api())
+    # Full while 8 or more are left, then emptying as the last ones are read.
+    assert legacy[:4] == [1.0] * 4 and legacy[-1] == 0.0
+    assert compat[:4] == [1.0] * 4 and compat[-1] <= 0.25
+    assert all(abs(a - b) <= _TOLERANCE for a, b in zip(legacy, compat)), (legacy, compat)
