@@ -13,6 +13,8 @@ import time
 import pytest
 import tensorflow as tf
 
+import compat_input
+from compat_input._src.runtime import input_waits
 from helpers import compat_api
 from helpers import legacy_api
 from helpers import started
@@ -159,3 +161,61 @@ def test_a_finite_producer_reads_its_items_left_as_legacy_s():
     assert legacy[:4] == [1.0] * 4 and legacy[-1] == 0.0
     assert compat[:4] == [1.0] * 4 and compat[-1] <= 0.25
     assert all(abs(a - b) <= _TOLERANCE for a, b in zip(legacy, compat)), (legacy, compat)
+
+
+def _program(slow_producer: bool, steps: int = 30) -> list:
+    """A trainer of a `batch` input under install(), as `compat-input run` runs it, with
+    input wait summaries on: each 10th step's `input_wait_share`."""
+    shares = []
+    with tf.Graph().as_default():
+        x = _example(compat_input, slow_producer)
+        batch = compat_input.batch([x], 4, num_threads=2, capacity=32)
+        loss = tf.reduce_sum(tf.cast(batch, tf.float32))
+        merged = tf1.summary.merge_all()
+        with tf1.Session() as sess:
+            sess.run(tf1.local_variables_initializer())
+            coord, threads = started(sess)
+            for step in range(steps):
+                if not slow_producer:
+                    time.sleep(0.02)
+                if step % 10 == 9:
+                    summary = tf1.Summary.FromString(sess.run([loss, merged])[1])
+                    shares.append(
+                        next(v.simple_value for v in summary.value if v.tag.endswith("wait_share"))
+                    )
+                else:
+                    sess.run(loss)
+            stop(coord, threads)
+    return shares
+
+
+@pytest.fixture
+def waits_counted():
+    """install() with input wait summaries on; the waits counted from nothing."""
+    compat_input.configure(input_wait_summaries=True)
+    compat_input.install()
+    input_waits.clear()
+    try:
+        yield
+    finally:
+        compat_input.uninstall()
+        compat_input.configure(input_wait_summaries=False)
+        input_waits.clear()
+
+
+def test_the_exit_report_names_an_input_bound_pipeline(waits_counted):
+    shares = _program(slow_producer=True)
+    lines = input_waits.report()
+    assert "input-bound" in lines[0] and "not input-bound" not in lines[0]
+    assert (
+        lines[1].startswith("input: 'batch' waited") and "in 30 reads of 120 examples" in lines[1]
+    )
+    # The summary says the same every 10 steps: most of the time went waiting.
+    assert min(shares[1:]) >= 0.5, shares
+
+
+def test_the_exit_report_of_a_model_bound_program_says_so(waits_counted):
+    shares = _program(slow_producer=False)
+    lines = input_waits.report()
+    assert "not input-bound" in lines[0] and "'batch'" in lines[1]
+    assert max(shares[1:]) <= 0.1, shares

@@ -63,6 +63,8 @@ def _batcher(
             batch = batch_plan.serve(plan)
             # Legacy's summary of its queue, with what it meant: how full it is.
             fill_levels.write_summary(plan.fill)
+            if plan.fill.last_wait is not None:  # configure(input_wait_summaries=True)
+                fill_levels.write_wait_summary(plan.fill)
             return batch
 
         # Built again by legacy's function in the scope opened here: its outputs keep the

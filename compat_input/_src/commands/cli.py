@@ -47,6 +47,7 @@ _KERAS_2_HINT = (
 def _report() -> None:
     from compat_input._src.batchers import legacy_fallback
     from compat_input._src.capture import vectorize
+    from compat_input._src.runtime import input_waits
     from compat_input._src.runtime import pipeline
 
     names = pipeline.built_pipelines
@@ -62,6 +63,9 @@ def _report() -> None:
     # silently slow.
     for line in dict.fromkeys(legacy_fallback.kept):
         print(f"compat-input: left on TensorFlow's queue: {line}", file=sys.stderr)
+    # How long the program's runs waited on the input, and whether it was input-bound.
+    for line in input_waits.report():
+        print(f"compat-input: {line}", file=sys.stderr)
 
 
 def serve(ns: argparse.Namespace) -> int:

@@ -38,6 +38,7 @@ from compat_input._src.core.patching import Patch
 from compat_input._src.core.tf_internals import saver_lib
 from compat_input._src.core.tf_internals import session_lib
 from compat_input._src.runtime import checkpoint
+from compat_input._src.runtime import input_waits
 from compat_input._src.runtime import session_close
 
 
@@ -92,6 +93,12 @@ PATCHES = tuple(
         "run",
         located_errors.locating_run,
         "errors from a pipeline name the bad record",
+    ),
+    Patch(
+        lambda: session_lib.BaseSession,
+        "run",
+        input_waits.timed_run,
+        "the time runs take, for the input waits `compat-input run` reports at exit",
     ),
     Patch(
         lambda: session_lib.BaseSession,

@@ -26,6 +26,9 @@ class Options:
     # Where batches are copied ahead to (runtime/device_prefetch.py): "auto" (the first GPU, for
     # pipelines whose position is not saved), a device name, or None.
     input_device: Optional[str] = "auto"
+    # Each batcher also writes `input_wait_share`: how much of the time between summaries
+    # its reads waited for it (runtime/fill_levels.py).
+    input_wait_summaries: bool = False
 
 
 options = Options()
@@ -51,6 +54,7 @@ def configure(
     service=None,
     input_device=_UNSET,
     service_timeout=None,
+    input_wait_summaries=None,
 ) -> Options:
     """Sets process-wide options for pipelines built from now on; returns them.
 
@@ -72,6 +76,10 @@ def configure(
         `compat-input serve` is alive (killed, not restarted) or its dispatcher is gone,
         before they fail naming the job, the address and the fix (default 60). A worker
         restarted within it lets the job go on.
+      input_wait_summaries: each batcher built from now on also writes an
+        `<batcher>/input_wait_share` scalar summary: the share of the time since the
+        summary was last evaluated that its reads waited for input (run it every N steps
+        with the program's other summaries; 0 means the model never waited).
     """
     if save_input_position is not None:
         options.save_input_position = bool(save_input_position)
@@ -94,6 +102,8 @@ def configure(
                 f"service_timeout must be more than 0 seconds, got {service_timeout!r}"
             )
         options.service_timeout = float(service_timeout)
+    if input_wait_summaries is not None:
+        options.input_wait_summaries = bool(input_wait_summaries)
     if input_device is not _UNSET:
         if input_device is not None and not isinstance(input_device, str):
             raise TypeError(

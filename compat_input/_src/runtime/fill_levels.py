@@ -16,11 +16,13 @@ pipeline starts again (said in the migration guide).
 
 import dataclasses
 import threading
+import weakref
 from typing import Any
 
 import tensorflow as tf
 
 from compat_input._src.core import graph_ops
+from compat_input._src.core.options import options
 from compat_input._src.core.state_variables import initial
 from compat_input._src.runtime import checkpoint
 from compat_input._src.runtime import pipeline as pipeline_lib
@@ -42,10 +44,16 @@ class FillLevel:
     def __post_init__(self):
         self.made = pipeline_lib.state_variable(initial(0, tf.int64), "made")
         self.reads = pipeline_lib.state_variable(initial(0, tf.int64, [3]), "reads")
+        # Where waits are written as summaries: the waits and time when last written.
+        self.last_wait = None
+        if options.input_wait_summaries:
+            self.last_wait = pipeline_lib.state_variable(initial(0, tf.int64, [2]), "last_wait")
         # The most examples the pipeline holds ready (its prefetched elements), set as it is
         # assembled: full here is full on legacy's scale, so a loop that waits for the
         # queue to fill ends as it ended on legacy.
         self.room = max(1, self.capacity - self.over)
+        self.reads.value()  # Made now: read when a session closes (input_waits.py), maybe
+        # after a Supervisor has finalized the graph.
         graph = self.made.handle.graph
         with _lock:
             levels.setdefault(graph, []).append(self)
@@ -83,9 +91,13 @@ class FillLevel:
         return graph_ops.AssignAddVariableOp(resource=self.reads.handle, value=add)
 
     def _ready(self) -> tuple:
-        made = self.made.read_value()
-        ready = tf.clip_by_value(made - self.reads.read_value()[0], 0, self.room)
-        return made, ready
+        def counted():
+            made = self.made.read_value()
+            return made, tf.clip_by_value(made - self.reads.read_value()[0], 0, self.room)
+
+        # Before the input starts (its state not yet initialized), legacy's queue was empty.
+        zero = tf.constant(0, tf.int64)
+        return tf.cond(self.reads.is_initialized(), counted, lambda: (zero, zero))
 
     def examples(self) -> tf.Tensor:
         """What a legacy queue of this input held now (int32): the examples made and not
@@ -123,6 +135,26 @@ def write_summary(level: FillLevel) -> tf.Tensor:
     return tf1.summary.scalar(name, level.fraction())
 
 
+def write_wait_summary(level: FillLevel) -> tf.Tensor:
+    """`input_wait_share` of the batcher whose name scope is open, in SUMMARIES: the share
+    of the time since the summary was last evaluated (every N steps, as the program runs
+    its summaries) that reads of the input waited for it."""
+    last = level.last_wait  # [microseconds waited, time] when last evaluated.
+
+    def share():
+        now = tf.cast(tf.timestamp() * _MICROSECONDS, tf.int64)
+        waited, before = level.reads.read_value()[1], last.read_value()
+        elapsed = tf.cast(tf.maximum(now - before[1], 1), tf.float32)
+        value = tf.where(before[1] > 0, tf.cast(waited - before[0], tf.float32) / elapsed, 0.0)
+        with tf.control_dependencies([value]):  # Read before it is written again.
+            update = last.assign(tf.stack([waited, now]))
+        with tf.control_dependencies([update]):
+            return tf.identity(value)
+
+    started = level.reads.is_initialized() & last.is_initialized()
+    return tf1.summary.scalar("input_wait_share", tf.cond(started, share, lambda: 0.0))
+
+
 def producer_fraction(name: str, capacity: int, dataset, num_epochs, items) -> tuple:
     """A producer's `dataset`, counting the items its readers take, and its summary's
     value: the items left, up to its capacity, over its capacity, as its legacy queue
@@ -136,6 +168,6 @@ def producer_fraction(name: str, capacity: int, dataset, num_epochs, items) -> t
     return dataset, tf.cast(left, tf.float32) * (1.0 / capacity)
 
 
-# The fill levels of each graph, for the waits report (commands/input_waits.py).
-levels: dict = {}
+# The fill levels of each graph, for the waits report (input_waits.py).
+levels: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _lock = threading.Lock()

@@ -14,6 +14,7 @@ import tensorflow as tf
 
 from compat_input._src.core import graph_ops
 from compat_input._src.core import tf_internals
+from compat_input._src.runtime import input_waits
 from compat_input._src.runtime import pipeline as pipeline_lib
 from compat_input._src.runtime import session_release
 
@@ -35,6 +36,7 @@ def closing_queues_first(close):
     """`Session.close` that first closes the queues its graph's pipelines dequeue from."""
 
     def close_queues_then_session(self):
+        input_waits.collect(self)  # Its pipelines' waits, for the report at exit.
         graph = getattr(self, "_graph", None)
         closes = list(pipeline_lib.graph_state(graph).queue_closes.values()) if graph else []
         session_release.run_queue_closes(self, closes)

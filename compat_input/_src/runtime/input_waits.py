@@ -1,0 +1,99 @@
+"""How long a program's runs waited on its input: `compat-input run`'s report at exit.
+
+Each read of a batcher's pipeline adds the time it waited in the iterator's read to the
+pipeline's counts (fill_levels.py). `install()` times every `Session.run` (`timed_run`);
+when a session closes, or the program ends with it open, the counts of its graph's
+pipelines are read once and added to the totals here. The report gives each pipeline's
+waits, in seconds and as a share of the time the program spent in `Session.run`, and calls
+the program input-bound where its reads waited for at least `INPUT_BOUND` of it: the
+question a `fraction_of_N_full` summary near 0 answered on legacy queues.
+"""
+
+import threading
+import time
+import weakref
+
+from compat_input._src.runtime import fill_levels
+
+# The share of run time spent waiting on input from which a program is input-bound.
+INPUT_BOUND = 0.2
+
+_lock = threading.Lock()
+run_seconds = [0.0]  # The time spent in Session.run, all sessions together.
+waits: dict = {}  # Pipeline name -> [examples, microseconds waited, reads].
+_sessions: weakref.WeakSet = weakref.WeakSet()  # Ran a graph with counted pipelines.
+
+
+def timed_run(original):
+    """`BaseSession.run` that adds its time to `run_seconds`. Installed by `install()`."""
+
+    def run(self, *args, **kwargs):
+        start = time.perf_counter()
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            elapsed = time.perf_counter() - start
+            with _lock:
+                run_seconds[0] += elapsed
+                if fill_levels.levels.get(self.graph):
+                    _sessions.add(self)
+
+    run.__doc__ = original.__doc__
+    run.__wrapped__ = original
+    return run
+
+
+def collect(session) -> None:
+    """Adds the counts of `session`'s pipelines to `waits`, once (as it closes)."""
+    with _lock:
+        if session not in _sessions:
+            return
+        levels = list(fill_levels.levels.get(session.graph, []))
+    counts = []
+    for level in levels:
+        try:  # A pipeline this session never started has no counts in it.
+            counts.append((level.name, session.run(level.reads.value())))
+        except Exception:  # noqa: BLE001 - a closed or broken session: nothing to add.
+            continue
+    with _lock:
+        _sessions.discard(session)  # After its runs here, which add it again.
+        for name, values in counts:
+            total = waits.setdefault(name, [0, 0, 0])
+            for index, value in enumerate(values):
+                total[index] += int(value)
+
+
+def clear() -> None:
+    """Forgets every count so far (a test's fresh start)."""
+    with _lock:
+        run_seconds[0] = 0.0
+        waits.clear()
+        _sessions.clear()
+
+
+def report() -> list:
+    """The report's lines: the program's waits on input, then each pipeline's."""
+    for session in list(_sessions):
+        collect(session)
+    with _lock:
+        counted = {name: list(v) for name, v in waits.items() if v[2]}
+        total_run = run_seconds[0]
+    if not counted or total_run <= 0:
+        return []
+    waited = sum(v[1] for v in counted.values()) / 1e6
+    share = waited / total_run
+    verdict = (
+        "input-bound: the model waited for its input; see migration_guide.md#summaries-and-queue-sizes"
+        if share >= INPUT_BOUND
+        else "not input-bound"
+    )
+    lines = [
+        f"input: Session.run took {total_run:.2f} s; reads waited {waited:.2f} s on the "
+        f"input ({share:.0%}): {verdict}"
+    ]
+    for name, (examples, micro, reads) in sorted(counted.items(), key=lambda kv: -kv[1][1]):
+        lines.append(
+            f"input: '{name}' waited {micro / 1e6:.2f} s ({micro / 1e6 / total_run:.0%} of run "
+            f"time) in {reads} reads of {examples} examples, {micro / 1e3 / reads:.2f} ms a read"
+        )
+    return lines
