@@ -324,8 +324,9 @@ PLACEHOLDER_BATCH_SIZE = Flag(
 
 QUEUE_SIZE = Flag(
     "CI006",
-    "warning",
-    "the size of a producer's queue is read: under compat_input it is the constant capacity",
+    "note",
+    "the size of a producer's queue is read: under compat_input, the items left to read, up "
+    "to its capacity, as legacy's queue held them (an endless producer is always full)",
     "summaries-and-queue-sizes",
 )
 

@@ -103,6 +103,12 @@ PATCHES = tuple(
     Patch(
         lambda: session_lib.BaseSession,
         "make_callable",
+        input_waits.timed_make_callable,
+        "the time callables' runs take too",
+    ),
+    Patch(
+        lambda: session_lib.BaseSession,
+        "make_callable",
         located_errors.locating_make_callable,
         "errors from Session.make_callable callables name the bad record too",
     ),

@@ -26,8 +26,8 @@ class InputQueue:
     """What a legacy producer returned: a FIFOQueue of work items, here a tf.data source.
 
     It has the queue surface legacy code uses (`dequeue`, `dequeue_many`, `dequeue_up_to`,
-    `size`, `close`, `name`, `dtypes`, `shapes`, `names`, `queue_ref`) and readers accept it. `size()`
-    reports `capacity` (tf.data keeps its buffer full; there is no queue to measure).
+    `size`, `close`, `name`, `dtypes`, `shapes`, `names`, `queue_ref`) and readers accept it.
+    `size()` reports what its legacy queue held: the items left to read, up to `capacity`.
     """
 
     def __init__(self, source: pipeline_lib.Source, dtype, shape, capacity: int, name: str):
@@ -37,6 +37,7 @@ class InputQueue:
         self._capacity = capacity
         self._name = name
         self._queue = None
+        self.held = None  # What it holds, set by the producer (fill_levels.py).
 
     source = property(lambda self: self._source)
     name = property(lambda self: self._name)
@@ -118,7 +119,10 @@ class InputQueue:
         return tf.identity(result, name=name)
 
     def size(self, name: Optional[str] = None) -> tf.Tensor:
-        return tf.constant(self._capacity, tf.int32, name=name)
+        # What legacy's queue held: the items left to read, up to its capacity.
+        if self.held is None:
+            return tf.constant(self._capacity, tf.int32, name=name)
+        return tf.identity(self.held, name=name)
 
     def close(self, cancel_pending_enqueues: bool = False, name: Optional[str] = None):
         del cancel_pending_enqueues  # Nothing to cancel: tf.data has no pending enqueues.
@@ -189,11 +193,11 @@ def _producer_queue(
         rows_key=f"shape{full_shape}",
     )
     queue_name = scope.rstrip("/")
-    dataset, fraction = fill_levels.producer_fraction(
+    dataset, held = fill_levels.producer_fill(
         queue_name, capacity, dataset, num_epochs, tf.shape(value)[0]
     )
     if summary_name is not None:  # Legacy's, with its meaning.
-        tf1.summary.scalar(summary_name, fraction)
+        fill_levels.write_producer_summary(summary_name, held, capacity)
     source = pipeline_lib.Source(
         name=queue_name, dataset=dataset, finite=num_epochs is not None, shared_name=shared_name
     )
@@ -201,7 +205,9 @@ def _producer_queue(
     # start_queue_runners read a started queue. Ours is there now too, so that starting the
     # input registers the session, and a pipeline made later starts in it at once.
     pipeline_lib.ensure_runner(tf1.get_default_graph())
-    return InputQueue(source, input_tensor.dtype.base_dtype, shape, capacity, queue_name)
+    queue = InputQueue(source, input_tensor.dtype.base_dtype, shape, capacity, queue_name)
+    queue.held = held
+    return queue
 
 
 def limit_epochs(tensor, num_epochs=None, name=None):
@@ -383,10 +389,10 @@ def slice_input_producer(
                 counter,
                 rows=gather_epoch,
             )
-            rows, fraction = fill_levels.producer_fraction(
+            rows, held = fill_levels.producer_fill(
                 scope.rstrip("/"), capacity, rows, num_epochs, tf.shape(values[0])[0]
             )
-            tf1.summary.scalar(f"fraction_of_{capacity}_full", fraction)  # As legacy's.
+            fill_levels.write_producer_summary(f"fraction_of_{capacity}_full", held, capacity)
         source = pipeline_lib.Source(
             name=scope.rstrip("/"),
             dataset=rows,

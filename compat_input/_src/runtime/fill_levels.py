@@ -4,12 +4,14 @@ long reads waited for theirs.
 Legacy's queues answered the first with `size()`, and batchers and producers wrote it as a
 `fraction_of_N_full` summary: a queue near empty on TensorBoard meant a model waiting for
 its input. A pipeline has no queue to ask, so it counts. A step after its batch step adds
-the examples of each element it makes (`made`), and each read adds what it took and how
-long it waited in the iterator's read (`reads`: examples, microseconds, reads, in one
-variable and one op). Made minus taken is what legacy's queue held ready for its dequeue:
-the batches made ahead and the one being handed over, at most the capacity they share.
+the examples of each element it makes (`made`), and each read adds what it took (`taken`)
+and how long it waited in the iterator's read (`waited`, seconds). Made minus taken is what
+legacy's queue held ready for its dequeue: the batches made ahead, at most the capacity
+they share. A read pays five small ops for this (two clock reads, a subtraction, two
+additions; a batch size known at build is a constant), the pipeline one function call a
+batch: benchmarks/results/fill-levels.md.
 
-Both are reset when the pipeline starts. After a restore the checkpoint's prefetched
+All are reset when the pipeline starts. After a restore the checkpoint's prefetched
 batches were never counted as made: the level reads low by at most those until the
 pipeline starts again (said in the migration guide).
 """
@@ -29,8 +31,6 @@ from compat_input._src.runtime import pipeline as pipeline_lib
 
 tf1 = tf.compat.v1
 
-_MICROSECONDS = 1e6
-
 
 @dataclasses.dataclass(eq=False)
 class FillLevel:
@@ -43,17 +43,20 @@ class FillLevel:
 
     def __post_init__(self):
         self.made = pipeline_lib.state_variable(initial(0, tf.int64), "made")
-        self.reads = pipeline_lib.state_variable(initial(0, tf.int64, [3]), "reads")
-        # Where waits are written as summaries: the waits and time when last written.
+        self.taken = pipeline_lib.state_variable(initial(0, tf.int64), "taken")
+        self.waited = pipeline_lib.state_variable(initial(0.0, tf.float64), "waited")
+        # Where waits are written as summaries: the seconds waited and the time when last
+        # written.
         self.last_wait = None
         if options.input_wait_summaries:
-            self.last_wait = pipeline_lib.state_variable(initial(0, tf.int64, [2]), "last_wait")
+            self.last_wait = pipeline_lib.state_variable(initial(0.0, tf.float64, [2]), "last")
         # The most examples the pipeline holds ready (its prefetched elements), set as it is
         # assembled: full here is full on legacy's scale, so a loop that waits for the
         # queue to fill ends as it ended on legacy.
         self.room = max(1, self.capacity - self.over)
-        self.reads.value()  # Made now: read when a session closes (input_waits.py), maybe
-        # after a Supervisor has finalized the graph.
+        # Made now: read when a session closes (input_waits.py), maybe after a Supervisor
+        # has finalized the graph.
+        self.counts = (self.taken.value(), self.waited.value())
         graph = self.made.handle.graph
         with _lock:
             levels.setdefault(graph, []).append(self)
@@ -64,10 +67,12 @@ class FillLevel:
         handle = self.made.handle
 
         def made(*element):
-            size = 1 if examples else _length(element[0])
-            add = graph_ops.AssignAddVariableOp(resource=handle, value=tf.cast(size, tf.int64))
-            with tf.control_dependencies([add]):
-                out = tuple(tf.identity(x) if isinstance(x, tf.Tensor) else x for x in element)
+            size = tf.constant(1, tf.int64) if examples else _length(tf.nest.flatten(element)[0])
+            add = graph_ops.AssignAddVariableOp(resource=handle, value=size)
+            flat = tf.nest.flatten(element, expand_composites=True)
+            with tf.control_dependencies([add]):  # One output waits for the count.
+                flat[0] = tf.identity(flat[0])
+            out = tf.nest.pack_sequence_as(element, flat, expand_composites=True)
             return out[0] if len(out) == 1 else out
 
         return dataset.map(made, name=checkpoint.COUNTING_MAP)
@@ -78,26 +83,25 @@ class FillLevel:
             started = tf.timestamp()
         return [*guards, started.op], started
 
-    def count_taken(self, element: Any, started: tf.Tensor, single: bool) -> tf.Operation:
-        """The op that adds a read's examples (one if `single`), the time since `started`
-        (before the read), and one read to `reads`, once `element` is read."""
-        flat = tf.nest.flatten(element, expand_composites=True)
-        size = 1 if single else _length(tf.nest.flatten(element)[0])
-        with tf.control_dependencies(flat):
-            waited = (tf.timestamp() - started) * _MICROSECONDS
-        add = tf.stack(
-            [tf.cast(size, tf.int64), tf.cast(waited, tf.int64), tf.constant(1, tf.int64)]
-        )
-        return graph_ops.AssignAddVariableOp(resource=self.reads.handle, value=add)
+    def count_taken(self, element: Any, started: tf.Tensor, single: bool) -> list:
+        """The ops that add a read's examples (one if `single`) to `taken` and the time
+        since `started` (before the read) to `waited`, once `element` is read."""
+        size = tf.constant(1, tf.int64) if single else _length(tf.nest.flatten(element)[0])
+        with tf.control_dependencies(tf.nest.flatten(element, expand_composites=True)):
+            waited = tf.timestamp() - started
+        return [
+            graph_ops.AssignAddVariableOp(resource=self.taken.handle, value=size),
+            graph_ops.AssignAddVariableOp(resource=self.waited.handle, value=waited),
+        ]
 
     def _ready(self) -> tuple:
         def counted():
             made = self.made.read_value()
-            return made, tf.clip_by_value(made - self.reads.read_value()[0], 0, self.room)
+            return made, tf.clip_by_value(made - self.taken.read_value(), 0, self.room)
 
         # Before the input starts (its state not yet initialized), legacy's queue was empty.
         zero = tf.constant(0, tf.int64)
-        return tf.cond(self.reads.is_initialized(), counted, lambda: (zero, zero))
+        return tf.cond(self.taken.is_initialized(), counted, lambda: (zero, zero))
 
     def examples(self) -> tf.Tensor:
         """What a legacy queue of this input held now (int32): the examples made and not
@@ -114,12 +118,16 @@ class FillLevel:
         return tf.cast(self._ready()[1], tf.float32) * (1.0 / self.room)
 
     def reset(self) -> list:
-        return [v.assign(v.initial_value) for v in (self.made, self.reads)]
+        return [v.assign(v.initial_value) for v in (self.made, self.taken, self.waited)]
 
 
-def _length(component) -> tf.Tensor:
+def _length(component):
+    """How many examples `component` holds: its first dimension (an int where known)."""
     if isinstance(component, tf.SparseTensor):
         return component.dense_shape[0]
+    known = tf.compat.dimension_value(component.shape[0]) if component.shape.rank else None
+    if known is not None:
+        return tf.constant(known, tf.int64)
     return tf.shape(component, out_type=tf.int64)[0]
 
 
@@ -142,30 +150,37 @@ def write_wait_summary(level: FillLevel) -> tf.Tensor:
     last = level.last_wait  # [microseconds waited, time] when last evaluated.
 
     def share():
-        now = tf.cast(tf.timestamp() * _MICROSECONDS, tf.int64)
-        waited, before = level.reads.read_value()[1], last.read_value()
-        elapsed = tf.cast(tf.maximum(now - before[1], 1), tf.float32)
-        value = tf.where(before[1] > 0, tf.cast(waited - before[0], tf.float32) / elapsed, 0.0)
+        now = tf.timestamp()
+        waited, before = level.waited.read_value(), last.read_value()
+        elapsed = tf.maximum(now - before[1], 1e-6)
+        value = tf.where(before[1] > 0, (waited - before[0]) / elapsed, 0.0)
         with tf.control_dependencies([value]):  # Read before it is written again.
             update = last.assign(tf.stack([waited, now]))
         with tf.control_dependencies([update]):
-            return tf.identity(value)
+            return tf.cast(value, tf.float32)
 
-    started = level.reads.is_initialized() & last.is_initialized()
+    started = level.waited.is_initialized() & last.is_initialized()
     return tf1.summary.scalar("input_wait_share", tf.cond(started, share, lambda: 0.0))
 
 
-def producer_fraction(name: str, capacity: int, dataset, num_epochs, items) -> tuple:
-    """A producer's `dataset`, counting the items its readers take, and its summary's
-    value: the items left, up to its capacity, over its capacity, as its legacy queue
-    held them. Endless, it is always full: tf.data makes the next item as a reader asks."""
+def producer_fill(name: str, capacity: int, dataset, num_epochs, items) -> tuple:
+    """A producer's `dataset`, counting the items its readers take, and what its legacy
+    queue held (int32): the items left, up to its capacity. Endless, it is always full:
+    tf.data makes the next item as a reader asks."""
     if num_epochs is None:
-        return dataset, tf.constant(1.0)
+        return dataset, tf.constant(capacity, tf.int32)
     level = FillLevel(name, capacity)
     dataset = level.count_made(dataset, examples=True)
     total = tf.cast(num_epochs, tf.int64) * tf.cast(items, tf.int64)
     left = tf.clip_by_value(total - level.made.read_value(), 0, capacity)
-    return dataset, tf.cast(left, tf.float32) * (1.0 / capacity)
+    # Before the input starts, nothing was taken yet.
+    left = tf.cond(level.made.is_initialized(), lambda: left, lambda: tf.minimum(total, capacity))
+    return dataset, tf.cast(left, tf.int32)
+
+
+def write_producer_summary(name: str, held: tf.Tensor, capacity: int) -> tf.Tensor:
+    """Legacy's `summary_name` summary of a producer: what it holds over its capacity."""
+    return tf1.summary.scalar(name, tf.cast(held, tf.float32) * (1.0 / capacity))
 
 
 # The fill levels of each graph, for the waits report (input_waits.py).

@@ -1,9 +1,9 @@
 """How long a program's runs waited on its input: `compat-input run`'s report at exit.
 
 Each read of a batcher's pipeline adds the time it waited in the iterator's read to the
-pipeline's counts (fill_levels.py). `install()` times every `Session.run` (`timed_run`);
-when a session closes, or the program ends with it open, the counts of its graph's
-pipelines are read once and added to the totals here. The report gives each pipeline's
+pipeline's counts (fill_levels.py). `install()` times every `Session.run` and every call
+of a `make_callable` callable; when a session closes, or the program ends with it open,
+the counts of its graph's pipelines are read once and added to the totals here. The report gives each pipeline's
 waits, in seconds and as a share of the time the program spent in `Session.run`, and calls
 the program input-bound where its reads waited for at least `INPUT_BOUND` of it: the
 question a `fraction_of_N_full` summary near 0 answered on legacy queues.
@@ -20,8 +20,15 @@ INPUT_BOUND = 0.2
 
 _lock = threading.Lock()
 run_seconds = [0.0]  # The time spent in Session.run, all sessions together.
-waits: dict = {}  # Pipeline name -> [examples, microseconds waited, reads].
+waits: dict = {}  # Pipeline name -> [examples taken, seconds waited].
 _sessions: weakref.WeakSet = weakref.WeakSet()  # Ran a graph with counted pipelines.
+
+
+def _ran(session, seconds: float) -> None:
+    with _lock:
+        run_seconds[0] += seconds
+        if fill_levels.levels.get(session.graph):
+            _sessions.add(session)
 
 
 def timed_run(original):
@@ -32,15 +39,32 @@ def timed_run(original):
         try:
             return original(self, *args, **kwargs)
         finally:
-            elapsed = time.perf_counter() - start
-            with _lock:
-                run_seconds[0] += elapsed
-                if fill_levels.levels.get(self.graph):
-                    _sessions.add(self)
+            _ran(self, time.perf_counter() - start)
 
     run.__doc__ = original.__doc__
     run.__wrapped__ = original
     return run
+
+
+def timed_make_callable(original):
+    """`BaseSession.make_callable` whose callables add their time too (training loops of
+    Keras and of benchmarks run steps through them)."""
+
+    def make_callable(self, *args, **kwargs):
+        call = original(self, *args, **kwargs)
+
+        def timed(*call_args, **call_kwargs):
+            start = time.perf_counter()
+            try:
+                return call(*call_args, **call_kwargs)
+            finally:
+                _ran(self, time.perf_counter() - start)
+
+        return timed
+
+    make_callable.__doc__ = original.__doc__
+    make_callable.__wrapped__ = original
+    return make_callable
 
 
 def collect(session) -> None:
@@ -52,15 +76,15 @@ def collect(session) -> None:
     counts = []
     for level in levels:
         try:  # A pipeline this session never started has no counts in it.
-            counts.append((level.name, session.run(level.reads.value())))
+            counts.append((level.name, session.run(level.counts)))
         except Exception:  # noqa: BLE001 - a closed or broken session: nothing to add.
             continue
     with _lock:
         _sessions.discard(session)  # After its runs here, which add it again.
         for name, values in counts:
-            total = waits.setdefault(name, [0, 0, 0])
-            for index, value in enumerate(values):
-                total[index] += int(value)
+            total = waits.setdefault(name, [0, 0.0])
+            total[0] += int(values[0])
+            total[1] += float(values[1])
 
 
 def clear() -> None:
@@ -76,11 +100,11 @@ def report() -> list:
     for session in list(_sessions):
         collect(session)
     with _lock:
-        counted = {name: list(v) for name, v in waits.items() if v[2]}
+        counted = {name: list(v) for name, v in waits.items() if v[0]}
         total_run = run_seconds[0]
     if not counted or total_run <= 0:
         return []
-    waited = sum(v[1] for v in counted.values()) / 1e6
+    waited = sum(v[1] for v in counted.values())
     share = waited / total_run
     verdict = (
         "input-bound: the model waited for its input; see migration_guide.md#summaries-and-queue-sizes"
@@ -91,9 +115,9 @@ def report() -> list:
         f"input: Session.run took {total_run:.2f} s; reads waited {waited:.2f} s on the "
         f"input ({share:.0%}): {verdict}"
     ]
-    for name, (examples, micro, reads) in sorted(counted.items(), key=lambda kv: -kv[1][1]):
+    for name, (examples, seconds) in sorted(counted.items(), key=lambda kv: -kv[1][1]):
         lines.append(
-            f"input: '{name}' waited {micro / 1e6:.2f} s ({micro / 1e6 / total_run:.0%} of run "
-            f"time) in {reads} reads of {examples} examples, {micro / 1e3 / reads:.2f} ms a read"
+            f"input: '{name}' waited {seconds:.2f} s ({seconds / total_run:.0%} of run time) "
+            f"for {examples} examples, {seconds * 1e3 / examples:.3f} ms an example"
         )
     return lines

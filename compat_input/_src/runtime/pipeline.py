@@ -207,7 +207,7 @@ class Pipeline:
         ops = [after(element)] if after else []
         if self.fill is not None:
             single = self.examples if single is None else single
-            ops.append(self.fill.count_taken(element, started, single))
+            ops += self.fill.count_taken(element, started, single)
         return ops
 
 
