@@ -105,7 +105,12 @@ def serve(ns: argparse.Namespace) -> int:
 
 
 def run(
-    script: str, args: list, legacy: bool = False, service: str = None, record_batches=None
+    script: str,
+    args: list,
+    legacy: bool = False,
+    service: str = None,
+    record_batches=None,
+    input_waits: bool = True,
 ) -> int:
     if service is not None:
         from compat_input._src.core.options import service_address
@@ -125,6 +130,7 @@ def run(
     import compat_input
 
     tf.compat.v1.disable_v2_behavior()
+    compat_input.configure(input_waits=input_waits)
     # --legacy too stands in for tf.contrib (its rows alone): both runs reach the same names.
     compat_input.install(record_batches=record_batches, serve=not legacy)
     root = os.path.dirname(script) + os.sep
@@ -177,6 +183,12 @@ def main(argv=None) -> int:
         metavar="PATH",
         help="write a fingerprint of each input batch the program reads to PATH (compare)",
     )
+    run_parser.add_argument(
+        "--no-input-waits",
+        action="store_true",
+        help="reads do not time their waits on the input (about 20 us a read; the report at "
+        "exit then gives no waits)",
+    )
     run_parser.add_argument("script")
     run_parser.add_argument("args", nargs=argparse.REMAINDER)
     serve_parser = sub.add_parser(
@@ -217,6 +229,7 @@ def main(argv=None) -> int:
             legacy=ns.legacy,
             service=ns.service,
             record_batches=ns.record_batches,
+            input_waits=not ns.no_input_waits,
         )
     if ns.command == "serve":
         return serve(ns)

@@ -8,8 +8,9 @@ the examples of each element it makes (`made`), and each read adds what it took 
 and how long it waited in the iterator's read (`waited`, seconds). Made minus taken is what
 legacy's queue held ready for its dequeue: the batches made ahead, at most the capacity
 they share. A read pays five small ops for this (two clock reads, a subtraction, two
-additions; a batch size known at build is a constant), the pipeline one function call a
-batch: benchmarks/results/fill-levels.md.
+additions; a batch size known at build is a constant), about 20 us, and one without the
+clock (`configure(input_waits=False)`); the pipeline pays one function call a batch:
+benchmarks/results/fill-levels.md.
 
 All are reset when the pipeline starts. After a restore the checkpoint's prefetched
 batches were never counted as made: the level reads low by at most those until the
@@ -48,7 +49,8 @@ class FillLevel:
         # Where waits are written as summaries: the seconds waited and the time when last
         # written.
         self.last_wait = None
-        if options.input_wait_summaries:
+        self.timed = options.input_waits  # Reads time their waits (`clock`).
+        if options.input_wait_summaries and self.timed:
             self.last_wait = pipeline_lib.state_variable(initial(0.0, tf.float64, [2]), "last")
         # The most examples the pipeline holds ready (its prefetched elements), set as it is
         # assembled: full here is full on legacy's scale, so a loop that waits for the
@@ -78,7 +80,9 @@ class FillLevel:
         return dataset.map(made, name=checkpoint.COUNTING_MAP)
 
     def clock(self, guards: list) -> tuple:
-        """A read's guards, then the time it begins (returned too)."""
+        """A read's guards, then the time it begins (returned too; None untimed)."""
+        if not self.timed:
+            return guards, None
         with tf.control_dependencies(guards):
             started = tf.timestamp()
         return [*guards, started.op], started
@@ -87,12 +91,12 @@ class FillLevel:
         """The ops that add a read's examples (one if `single`) to `taken` and the time
         since `started` (before the read) to `waited`, once `element` is read."""
         size = tf.constant(1, tf.int64) if single else _length(tf.nest.flatten(element)[0])
+        taken = [graph_ops.AssignAddVariableOp(resource=self.taken.handle, value=size)]
+        if started is None:
+            return taken
         with tf.control_dependencies(tf.nest.flatten(element, expand_composites=True)):
             waited = tf.timestamp() - started
-        return [
-            graph_ops.AssignAddVariableOp(resource=self.taken.handle, value=size),
-            graph_ops.AssignAddVariableOp(resource=self.waited.handle, value=waited),
-        ]
+        return [*taken, graph_ops.AssignAddVariableOp(resource=self.waited.handle, value=waited)]
 
     def _ready(self) -> tuple:
         def counted():

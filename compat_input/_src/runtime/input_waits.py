@@ -13,6 +13,7 @@ import threading
 import time
 import weakref
 
+from compat_input._src.core.options import options
 from compat_input._src.runtime import fill_levels
 
 # The share of run time spent waiting on input from which a program is input-bound.
@@ -104,6 +105,8 @@ def report() -> list:
         total_run = run_seconds[0]
     if not counted or total_run <= 0:
         return []
+    if not options.input_waits:
+        return ["input: reads were not timed (--no-input-waits)"]
     waited = sum(v[1] for v in counted.values())
     share = waited / total_run
     verdict = (
