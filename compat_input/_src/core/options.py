@@ -26,7 +26,7 @@ class Options:
     # Where batches are copied ahead to (runtime/device_prefetch.py): "auto" (the first GPU, for
     # pipelines whose position is not saved), a device name, or None.
     input_device: Optional[str] = "auto"
-    # Reads time their waits on the input (runtime/fill_levels.py): about 20 us a read.
+    # Reads time their waits on the input (runtime/fill_levels.py): a few microseconds a read.
     input_waits: bool = True
     # Each batcher also writes `input_wait_share`: how much of the time between summaries
     # its reads waited for it (runtime/fill_levels.py).
@@ -85,7 +85,7 @@ def configure(
         with the program's other summaries; 0 means the model never waited).
       input_waits: whether reads time their waits on the input, for `compat-input run`'s
         report at exit and `input_wait_summaries` (default True). Off, a read saves about
-        20 microseconds (two clock reads and an addition), which matters only to steps of
+        4 microseconds (two clock reads and an addition), which matters only to steps of
         well under a millisecond.
     """
     if save_input_position is not None:

@@ -8,7 +8,7 @@ the examples of each element it makes (`made`), and each read adds what it took 
 and how long it waited in the iterator's read (`waited`, seconds). Made minus taken is what
 legacy's queue held ready for its dequeue: the batches made ahead, at most the capacity
 they share. A read pays five small ops for this (two clock reads, a subtraction, two
-additions; a batch size known at build is a constant), about 20 us, and one without the
+additions; a batch size known at build is a constant), about 4 us, and one without the
 clock (`configure(input_waits=False)`); the pipeline pays one function call a batch:
 benchmarks/results/fill-levels.md.
 
