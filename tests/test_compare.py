@@ -17,15 +17,14 @@ def _compare(*args) -> subprocess.CompletedProcess:
 
 
 def test_a_program_on_legacy_and_through_compat_input_compares_equal_but_for_ignored_parts():
-    ignore = r"[\w/]*fraction_of_\d+_full, "
-    same = _compare("--ignore", ignore, CORPUS, "--steps", "3")
+    # The program prints the summary tags it wrote: legacy's queue summaries are among them
+    # both ways (tests/test_fill_levels.py), so nothing needs ignoring.
+    same = _compare(CORPUS, "--steps", "3")
     assert same.returncode == 0, same.stdout + same.stderr[-2000:]
     assert "same output (4 lines)" in same.stderr
-    # Without --ignore, the documented difference (no fraction_of_N_full summaries) shows.
-    different = _compare(CORPUS, "--steps", "2")
-    assert different.returncode == 1
-    assert "-summaries: batch/fraction_of_32_full" in different.stdout
-    assert "+summaries: loss, w_1" in different.stdout
+    # An ignored part is left out: the summary line without its queue summary still equal.
+    ignored = _compare("--ignore", r"[\w/]*fraction_of_\d+_full, ", CORPUS, "--steps", "2")
+    assert ignored.returncode == 0, ignored.stdout + ignored.stderr[-2000:]
 
 
 def test_an_original_against_a_copy_that_drifts_or_fails(tmp_path):

@@ -147,8 +147,11 @@ def test_a_tower_adds_at_most_1_4_times_the_ops_of_a_legacy_tower(tmp_path):
     # reader counters shared a variable and batchers made their string handles on first
     # use. State made op by op (an initializer, check and read per variable), a variable
     # per counter, or a function per pipeline per variable is caught here.
+    # Since issue 52 a tower also writes legacy's two queue summaries from measured counts
+    # and times its reads (fill_levels.py): 31 ops more, 94 against legacy's 46; 50 towers
+    # build 18% slower for it (issue 51 tracks the build; this bound keeps it from growing).
     legacy = _ops_per_tower(helpers.legacy_api(), tmp_path)
-    assert _ops_per_tower(compat_input, tmp_path) <= 1.4 * legacy
+    assert _ops_per_tower(compat_input, tmp_path) <= 2.1 * legacy
 
 
 def test_each_tower_counts_its_own_records(tmp_path):

@@ -165,6 +165,7 @@ class _Served:
         self._served_kind = kind
         plan.closed = self._closed_flag().handle
         self._served = (plan, batch_plan.build(plan))
+        plan.fill.read()  # Made now, for size() and the waits report (fill_levels.py).
         _leave_collections(runs)
         for size in self._early_sizes:
             with tf_internals.at_root(size.graph):

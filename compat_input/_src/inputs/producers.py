@@ -37,7 +37,7 @@ class InputQueue:
         self._capacity = capacity
         self._name = name
         self._queue = None
-        self.held = None  # What it holds, set by the producer (fill_levels.py).
+        self.fill = None  # How full it is, set by the producer (fill_levels.py).
 
     source = property(lambda self: self._source)
     name = property(lambda self: self._name)
@@ -120,9 +120,9 @@ class InputQueue:
 
     def size(self, name: Optional[str] = None) -> tf.Tensor:
         # What legacy's queue held: the items left to read, up to its capacity.
-        if self.held is None:
+        if self.fill is None:
             return tf.constant(self._capacity, tf.int32, name=name)
-        return tf.identity(self.held, name=name)
+        return tf.cast(tf.round(self.fill * self._capacity), tf.int32, name=name)
 
     def close(self, cancel_pending_enqueues: bool = False, name: Optional[str] = None):
         del cancel_pending_enqueues  # Nothing to cancel: tf.data has no pending enqueues.
@@ -193,11 +193,11 @@ def _producer_queue(
         rows_key=f"shape{full_shape}",
     )
     queue_name = scope.rstrip("/")
-    dataset, held = fill_levels.producer_fill(
-        queue_name, capacity, dataset, num_epochs, tf.shape(value)[0]
+    dataset, fill = fill_levels.producer_fill(
+        queue_name, capacity, dataset, num_epochs, _rows(value)
     )
     if summary_name is not None:  # Legacy's, with its meaning.
-        fill_levels.write_producer_summary(summary_name, held, capacity)
+        fill_levels.write_producer_summary(summary_name, fill)
     source = pipeline_lib.Source(
         name=queue_name, dataset=dataset, finite=num_epochs is not None, shared_name=shared_name
     )
@@ -206,8 +206,14 @@ def _producer_queue(
     # input registers the session, and a pipeline made later starts in it at once.
     pipeline_lib.ensure_runner(tf1.get_default_graph())
     queue = InputQueue(source, input_tensor.dtype.base_dtype, shape, capacity, queue_name)
-    queue.held = held
+    queue.fill = fill
     return queue
+
+
+def _rows(tensor: tf.Tensor):
+    """How many rows `tensor` has: an int where known when built."""
+    known = tf.compat.dimension_value(tensor.shape[0]) if tensor.shape.rank else None
+    return known if known is not None else tf.shape(tensor)[0]
 
 
 def limit_epochs(tensor, num_epochs=None, name=None):
@@ -389,10 +395,10 @@ def slice_input_producer(
                 counter,
                 rows=gather_epoch,
             )
-            rows, held = fill_levels.producer_fill(
-                scope.rstrip("/"), capacity, rows, num_epochs, tf.shape(values[0])[0]
+            rows, fill = fill_levels.producer_fill(
+                scope.rstrip("/"), capacity, rows, num_epochs, _rows(values[0])
             )
-            fill_levels.write_producer_summary(f"fraction_of_{capacity}_full", held, capacity)
+            fill_levels.write_producer_summary(f"fraction_of_{capacity}_full", fill)
         source = pipeline_lib.Source(
             name=scope.rstrip("/"),
             dataset=rows,

@@ -184,7 +184,7 @@ def fingerprint(variant: tf.Tensor) -> str:
             continue
         seen.add(op.name)
         node = op.node_def
-        if node.op == "MapDataset" and COUNTING_MAP.encode() in op.get_attr("metadata"):
+        if node.op == "MapDataset" and COUNTING_MAP in op.get_attr("f").name:
             pending.append(op.inputs[0].op)
             continue
         digest.update(node.op.encode())

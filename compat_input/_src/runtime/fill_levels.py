@@ -21,13 +21,17 @@ import dataclasses
 import threading
 import weakref
 from typing import Any
+from typing import Optional
 
 import tensorflow as tf
 
 from compat_input._src.core import graph_ops
+from compat_input._src.core import tf_internals
+from compat_input._src.core import tracing
 from compat_input._src.core.options import options
 from compat_input._src.core.state_variables import initial
 from compat_input._src.runtime import checkpoint
+from compat_input._src.runtime import graph_states
 from compat_input._src.runtime import pipeline as pipeline_lib
 
 tf1 = tf.compat.v1
@@ -43,41 +47,48 @@ class FillLevel:
     over: int = 0
 
     def __post_init__(self):
-        self.made = pipeline_lib.state_variable(initial(0, tf.int64), "made")
-        self.taken = pipeline_lib.state_variable(initial(0, tf.int64), "taken")
-        self.waited = pipeline_lib.state_variable(initial(0.0, tf.float64), "waited")
+        # [examples made, examples taken, seconds waited], one variable (each costs every
+        # session an op and its initialization): float64 counts examples exactly to 2**53.
+        self.counts = pipeline_lib.state_variable(initial(0.0, tf.float64, [3]), "counts")
+        self.timed = options.input_waits  # Reads time their waits (`clock`).
         # Where waits are written as summaries: the seconds waited and the time when last
         # written.
         self.last_wait = None
-        self.timed = options.input_waits  # Reads time their waits (`clock`).
         if options.input_wait_summaries and self.timed:
             self.last_wait = pipeline_lib.state_variable(initial(0.0, tf.float64, [2]), "last")
         # The most examples the pipeline holds ready (its prefetched elements), set as it is
         # assembled: full here is full on legacy's scale, so a loop that waits for the
         # queue to fill ends as it ended on legacy.
         self.room = max(1, self.capacity - self.over)
-        # Made now: read when a session closes (input_waits.py), maybe after a Supervisor
-        # has finalized the graph.
-        self.counts = (self.taken.value(), self.waited.value())
-        graph = self.made.handle.graph
+        self._read = None
+        graph = self.counts.handle.graph
         with _lock:
             levels.setdefault(graph, []).append(self)
 
+    @property
+    def made_read(self) -> Optional[tf.Tensor]:
+        """`read()` if it was made (before a Supervisor finalized the graph), else None."""
+        return self._read
+
+    def read(self) -> tf.Tensor:
+        """The counts, one op that summaries, `size()` and the waits report share; it
+        initializes the input's state first where it is not yet (run before the input
+        starts, it reads 0: legacy's queue was empty then)."""
+        if self._read is None:
+            graph = self.counts.handle.graph
+            with tf_internals.at_root(graph):
+                pipeline_lib.state_groups(graph)  # The state made so far, linked.
+                with tf.control_dependencies([graph_states.graph_state(graph).chain]):
+                    self._read = self.counts.read_value()
+        return self._read
+
     def count_made(self, dataset: tf.data.Dataset, examples: bool) -> tf.data.Dataset:
         """`dataset`, adding each element's examples to `made` as it is made: one for an
-        element that is one example, else its first component's length."""
-        handle = self.made.handle
-
-        def made(*element):
-            size = tf.constant(1, tf.int64) if examples else _length(tf.nest.flatten(element)[0])
-            add = graph_ops.AssignAddVariableOp(resource=handle, value=size)
-            flat = tf.nest.flatten(element, expand_composites=True)
-            with tf.control_dependencies([add]):  # One output waits for the count.
-                flat[0] = tf.identity(flat[0])
-            out = tf.nest.pack_sequence_as(element, flat, expand_composites=True)
-            return out[0] if len(out) == 1 else out
-
-        return dataset.map(made, name=checkpoint.COUNTING_MAP)
+        element that is one example, else its first component's length. One function for
+        every pipeline of the graph with elements of the same types."""
+        return tracing.shared_map(
+            dataset, f"{COUNTING}_{int(examples)}", _counted(examples), [self.counts.handle]
+        )
 
     def clock(self, guards: list) -> tuple:
         """A read's guards, then the time it begins (returned too; None untimed)."""
@@ -88,51 +99,75 @@ class FillLevel:
         return [*guards, started.op], started
 
     def count_taken(self, element: Any, started: tf.Tensor, single: bool) -> list:
-        """The ops that add a read's examples (one if `single`) to `taken` and the time
+        """The op that adds a read's examples (one if `single`) to `taken`, and the time
         since `started` (before the read) to `waited`, once `element` is read."""
-        size = tf.constant(1, tf.int64) if single else _length(tf.nest.flatten(element)[0])
-        taken = [graph_ops.AssignAddVariableOp(resource=self.taken.handle, value=size)]
-        if started is None:
-            return taken
-        with tf.control_dependencies(tf.nest.flatten(element, expand_composites=True)):
-            waited = tf.timestamp() - started
-        return [*taken, graph_ops.AssignAddVariableOp(resource=self.waited.handle, value=waited)]
+        flat = tf.nest.flatten(element, expand_composites=True)
+        size = _ONE() if single else _length(tf.nest.flatten(element)[0])
+        with tf.control_dependencies(flat):
+            waited = tf.timestamp() - started if started is not None else _ZERO()
+            add = tf.stack([_ZERO(), size, waited])
+            return [graph_ops.AssignAddVariableOp(resource=self.counts.handle, value=add)]
 
-    def _ready(self) -> tuple:
-        def counted():
-            made = self.made.read_value()
-            return made, tf.clip_by_value(made - self.taken.read_value(), 0, self.room)
-
-        # Before the input starts (its state not yet initialized), legacy's queue was empty.
-        zero = tf.constant(0, tf.int64)
-        return tf.cond(self.taken.is_initialized(), counted, lambda: (zero, zero))
+    def fraction(self) -> tf.Tensor:
+        """Legacy's summary value: the examples made and not yet read (beyond a shuffle's
+        `over`, which its buffer holds), over what the pipeline holds at most."""
+        weights = tf.constant([1.0 / self.room, -1.0 / self.room, 0.0], tf.float64)
+        ready = graph_ops.Sum(input=self.read() * weights, axis=initial(0, tf.int32))
+        full = graph_ops.ClipByValue(
+            t=ready, clip_value_min=_ZERO(), clip_value_max=initial(1.0, tf.float64)
+        )
+        return tf.cast(full, tf.float32)
 
     def examples(self) -> tf.Tensor:
         """What a legacy queue of this input held now (int32): the examples made and not
         yet read, on legacy's scale; with a shuffle, its `min_after_dequeue` beyond them
         once it has made any (its buffer was full to make them)."""
-        made, ready = self._ready()
-        beyond = ready * (self.capacity - self.over) // self.room
-        kept = tf.where(made > 0, tf.constant(self.over, tf.int64), 0)
+        counts = self.read()
+        beyond = tf.round(tf.cast(self.fraction(), tf.float64) * (self.capacity - self.over))
+        kept = tf.where(counts[0] > 0, tf.constant(float(self.over), tf.float64), 0.0)
         return tf.cast(kept + beyond, tf.int32)
 
-    def fraction(self) -> tf.Tensor:
-        """Legacy's summary value: the examples ready beyond `over`, as a fraction of the
-        capacity beyond it."""
-        return tf.cast(self._ready()[1], tf.float32) * (1.0 / self.room)
-
     def reset(self) -> list:
-        return [v.assign(v.initial_value) for v in (self.made, self.taken, self.waited)]
+        return [self.counts.assign(self.counts.initial_value)]
 
 
-def _length(component):
-    """How many examples `component` holds: its first dimension (an int where known)."""
+# Shared by every pipeline's counting function: its name, and the constants of a read.
+COUNTING = checkpoint.COUNTING_MAP
+
+
+def _ZERO() -> tf.Tensor:  # noqa: N802 - a constant, made once per graph.
+    return initial(0.0, tf.float64)
+
+
+def _ONE() -> tf.Tensor:  # noqa: N802
+    return initial(1.0, tf.float64)
+
+
+def _counted(examples: bool):
+    def count(element, handle):
+        flat = tf.nest.flatten(element, expand_composites=True)
+        first = tf.nest.flatten(element)[0]
+        size = tf.constant(1.0, tf.float64) if examples else _length(first, shared=False)
+        zero = tf.constant(0.0, tf.float64)
+        add = graph_ops.AssignAddVariableOp(resource=handle, value=tf.stack([size, zero, zero]))
+        with tf.control_dependencies([add]):  # One output waits for the count.
+            flat[0] = tf.identity(flat[0])
+        return tf.nest.pack_sequence_as(element, flat, expand_composites=True)
+
+    return count
+
+
+def _length(component, shared: bool = True) -> tf.Tensor:
+    """How many examples `component` holds (float64): its first dimension; a constant
+    where known (`shared`: the graph's one, not inside a function)."""
     if isinstance(component, tf.SparseTensor):
-        return component.dense_shape[0]
+        return tf.cast(component.dense_shape[0], tf.float64)
     known = tf.compat.dimension_value(component.shape[0]) if component.shape.rank else None
     if known is not None:
-        return tf.constant(known, tf.int64)
-    return tf.shape(component, out_type=tf.int64)[0]
+        return (
+            initial(float(known), tf.float64) if shared else tf.constant(float(known), tf.float64)
+        )
+    return tf.cast(tf.shape(component)[0], tf.float64)
 
 
 def write_summary(level: FillLevel) -> tf.Tensor:
@@ -151,40 +186,42 @@ def write_wait_summary(level: FillLevel) -> tf.Tensor:
     """`input_wait_share` of the batcher whose name scope is open, in SUMMARIES: the share
     of the time since the summary was last evaluated (every N steps, as the program runs
     its summaries) that reads of the input waited for it."""
-    last = level.last_wait  # [microseconds waited, time] when last evaluated.
-
-    def share():
-        now = tf.timestamp()
-        waited, before = level.waited.read_value(), last.read_value()
-        elapsed = tf.maximum(now - before[1], 1e-6)
-        value = tf.where(before[1] > 0, (waited - before[0]) / elapsed, 0.0)
-        with tf.control_dependencies([value]):  # Read before it is written again.
-            update = last.assign(tf.stack([waited, now]))
-        with tf.control_dependencies([update]):
-            return tf.cast(value, tf.float32)
-
-    started = level.waited.is_initialized() & last.is_initialized()
-    return tf1.summary.scalar("input_wait_share", tf.cond(started, share, lambda: 0.0))
+    last = level.last_wait  # [seconds waited, time] when last evaluated.
+    counts = level.read()
+    with tf.control_dependencies([counts]):  # After the state is initialized.
+        now, before = tf.timestamp(), last.read_value()
+    waited = counts[2]
+    elapsed = tf.maximum(now - before[1], 1e-6)
+    value = tf.where(before[1] > 0, (waited - before[0]) / elapsed, 0.0)
+    with tf.control_dependencies([value]):  # Read before it is written again.
+        update = last.assign(tf.stack([waited, now]))
+    with tf.control_dependencies([update]):
+        return tf1.summary.scalar("input_wait_share", tf.cast(value, tf.float32))
 
 
 def producer_fill(name: str, capacity: int, dataset, num_epochs, items) -> tuple:
-    """A producer's `dataset`, counting the items its readers take, and what its legacy
-    queue held (int32): the items left, up to its capacity. Endless, it is always full:
-    tf.data makes the next item as a reader asks."""
+    """A producer's `dataset`, counting the items its readers take, and its legacy
+    queue's fill (float32): the items left, up to its capacity, over its capacity.
+    Endless, it is always full: tf.data makes the next item as a reader asks."""
     if num_epochs is None:
-        return dataset, tf.constant(capacity, tf.int32)
+        return dataset, initial(1.0, tf.float32)
     level = FillLevel(name, capacity)
     dataset = level.count_made(dataset, examples=True)
-    total = tf.cast(num_epochs, tf.int64) * tf.cast(items, tf.int64)
-    left = tf.clip_by_value(total - level.made.read_value(), 0, capacity)
-    # Before the input starts, nothing was taken yet.
-    left = tf.cond(level.made.is_initialized(), lambda: left, lambda: tf.minimum(total, capacity))
-    return dataset, tf.cast(left, tf.int32)
+    weights = tf.constant([-1.0 / capacity, 0.0, 0.0], tf.float64)
+    taken = graph_ops.Sum(input=level.read() * weights, axis=initial(0, tf.int32))
+    if isinstance(items, int):
+        total = tf.constant(num_epochs * items / capacity, tf.float64)
+    else:
+        total = tf.cast(num_epochs * items, tf.float64) / capacity
+    full = graph_ops.ClipByValue(
+        t=total + taken, clip_value_min=_ZERO(), clip_value_max=initial(1.0, tf.float64)
+    )
+    return dataset, tf.cast(full, tf.float32)
 
 
-def write_producer_summary(name: str, held: tf.Tensor, capacity: int) -> tf.Tensor:
+def write_producer_summary(name: str, fill: tf.Tensor) -> tf.Tensor:
     """Legacy's `summary_name` summary of a producer: what it holds over its capacity."""
-    return tf1.summary.scalar(name, tf.cast(held, tf.float32) * (1.0 / capacity))
+    return tf1.summary.scalar(name, fill)
 
 
 # The fill levels of each graph, for the waits report (input_waits.py).

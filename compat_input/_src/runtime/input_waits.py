@@ -76,16 +76,18 @@ def collect(session) -> None:
         levels = list(fill_levels.levels.get(session.graph, []))
     counts = []
     for level in levels:
+        if level.made_read is None:
+            continue
         try:  # A pipeline this session never started has no counts in it.
-            counts.append((level.name, session.run(level.counts)))
+            counts.append((level.name, session.run(level.made_read)))
         except Exception:  # noqa: BLE001 - a closed or broken session: nothing to add.
             continue
     with _lock:
         _sessions.discard(session)  # After its runs here, which add it again.
         for name, values in counts:
             total = waits.setdefault(name, [0, 0.0])
-            total[0] += int(values[0])
-            total[1] += float(values[1])
+            total[0] += int(values[1])  # [made, taken, waited]
+            total[1] += float(values[2])
 
 
 def clear() -> None:
