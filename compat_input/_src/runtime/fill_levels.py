@@ -3,13 +3,14 @@ long reads waited for theirs.
 
 Legacy's queues answered the first with `size()`, and batchers and producers wrote it as a
 `fraction_of_N_full` summary: a queue near empty on TensorBoard meant a model waiting for
-its input. A pipeline has no queue to ask, so it counts. A step after its batch step adds
-the examples of each element it makes (`made`), and each read adds what it took (`taken`)
-and how long it waited in the iterator's read (`waited`, seconds). Made minus taken is what
-legacy's queue held ready for its dequeue: the batches made ahead, at most the capacity
-they share. A read pays five small ops for this (two clock reads, a subtraction, two
-additions; a batch size known at build is a constant), about 4 us, and one without the
-clock (`configure(input_waits=False)`); the pipeline pays one function call a batch:
+its input. A pipeline has no queue to ask, so it counts, in one variable `counts` =
+[examples made, examples taken, seconds waited]. A step after its batch step adds the
+examples of each element it makes (one function for every pipeline of the graph with the
+same element types), and each read adds what it took and how long it waited in the
+iterator's read. Made minus taken is what legacy's queue held ready for its dequeue: the
+batches made ahead, at most the capacity they share. A read pays four small ops (two clock
+reads, a subtraction, one addition of the three counts; a batch size known at build is a
+constant), two without the clock (`configure(input_waits=False)`):
 benchmarks/results/fill-levels.md.
 
 All are reset when the pipeline starts. After a restore the checkpoint's prefetched
