@@ -186,8 +186,8 @@ def main(argv=None) -> int:
     run_parser.add_argument(
         "--no-input-waits",
         action="store_true",
-        help="reads do not time their waits on the input (a few microseconds a read; the report at "
-        "exit then gives no waits)",
+        help="reads do not time their waits on the input (about 35 us a read; the report at exit "
+        "then gives no waits)",
     )
     run_parser.add_argument("script")
     run_parser.add_argument("args", nargs=argparse.REMAINDER)
