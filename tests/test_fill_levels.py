@@ -7,6 +7,7 @@ the median over a run's steps, both must fall on the same side (at least 0.75 fu
 most 0.25), and within 0.25 of each other.
 """
 
+import contextlib
 import statistics
 import time
 
@@ -35,6 +36,24 @@ def _example(api, slow_producer: bool):
     return x
 
 
+@contextlib.contextmanager
+def _started():
+    """A session of the default graph with the input started, stopped after."""
+    with tf1.Session() as sess:
+        sess.run(tf1.local_variables_initializer())
+        coord, threads = started(sess)
+        yield sess
+        stop(coord, threads)
+
+
+def _steps(count: int, slow_producer: bool):
+    """The program's steps; where the model is the slow side, each takes 20 ms first."""
+    for step in range(count):
+        if not slow_producer:
+            time.sleep(0.02)  # The model's step: the input runs ahead.
+        yield step
+
+
 _BATCHERS = {
     "batch": lambda api, x: api.batch([x], 4, num_threads=2, capacity=32),
     "shuffle_batch": lambda api, x: api.shuffle_batch(
@@ -51,12 +70,8 @@ def _readings(api, batcher: str, slow_producer: bool) -> tuple:
         merged = tf1.summary.merge_all()
         assert merged is not None  # The input's summaries are the program's only ones.
         values, tag = [], None
-        with tf1.Session() as sess:
-            sess.run(tf1.local_variables_initializer())
-            coord, threads = started(sess)
-            for step in range(_STEPS):
-                if not slow_producer:
-                    time.sleep(0.02)  # The model's step: the input runs ahead.
+        with _started() as sess:
+            for step in _steps(_STEPS, slow_producer):
                 _, summary = sess.run([batch, merged])
                 value = next(
                     v for v in tf1.Summary.FromString(summary).value if v.tag.startswith(batcher)
@@ -64,7 +79,6 @@ def _readings(api, batcher: str, slow_producer: bool) -> tuple:
                 tag = value.tag
                 if step >= 4:  # Started: legacy's runners fill at start, tf.data as read.
                     values.append(value.simple_value)
-            stop(coord, threads)
     return statistics.median(values), tag
 
 
@@ -90,16 +104,11 @@ def _queue_sizes(api, slow_producer: bool) -> list:
         api.add_queue_runner(api.QueueRunner(q, [q.enqueue([x])] * 2))
         batch, size = q.dequeue_many(4), q.size()
         sizes = []
-        with tf1.Session() as sess:
-            sess.run(tf1.local_variables_initializer())
-            coord, threads = started(sess)
-            for step in range(_STEPS):
-                if not slow_producer:
-                    time.sleep(0.02)
+        with _started() as sess:
+            for step in _steps(_STEPS, slow_producer):
                 if step >= 4:
                     sizes.append(sess.run(size))
                 sess.run(batch)
-            stop(coord, threads)
     return sizes
 
 
@@ -141,9 +150,7 @@ def _items_left(api) -> list:
         batch = api.batch([x], 4, capacity=4)
         merged = tf1.summary.merge_all()
         values = []
-        with tf1.Session() as sess:
-            sess.run(tf1.local_variables_initializer())
-            coord, threads = started(sess)
+        with _started() as sess:
             for _ in range(10):
                 time.sleep(0.05)  # Both settle: legacy's queues full, the pipeline ahead.
                 summary = tf1.Summary.FromString(sess.run(merged))
@@ -151,7 +158,6 @@ def _items_left(api) -> list:
                     next(v.simple_value for v in summary.value if v.tag.startswith("input"))
                 )
                 sess.run(batch)
-            stop(coord, threads)
     return values
 
 
@@ -172,12 +178,8 @@ def _program(slow_producer: bool, steps: int = 30) -> list:
         batch = compat_input.batch([x], 4, num_threads=2, capacity=32)
         loss = tf.reduce_sum(tf.cast(batch, tf.float32))
         merged = tf1.summary.merge_all()
-        with tf1.Session() as sess:
-            sess.run(tf1.local_variables_initializer())
-            coord, threads = started(sess)
-            for step in range(steps):
-                if not slow_producer:
-                    time.sleep(0.02)
+        with _started() as sess:
+            for step in _steps(steps, slow_producer):
                 if step % 10 == 9:
                     summary = tf1.Summary.FromString(sess.run([loss, merged])[1])
                     shares.append(
@@ -185,7 +187,6 @@ def _program(slow_producer: bool, steps: int = 30) -> list:
                     )
                 else:
                     sess.run(loss)
-            stop(coord, threads)
     return shares
 
 
