@@ -194,7 +194,7 @@ def _producer_queue(
     )
     queue_name = scope.rstrip("/")
     dataset, fill = fill_levels.producer_fill(
-        queue_name, capacity, dataset, num_epochs, _rows(value)
+        queue_name, capacity, dataset, num_epochs, fill_levels.rows(value)
     )
     if summary_name is not None:  # Legacy's, with its meaning.
         fill_levels.write_producer_summary(summary_name, fill)
@@ -208,12 +208,6 @@ def _producer_queue(
     queue = InputQueue(source, input_tensor.dtype.base_dtype, shape, capacity, queue_name)
     queue.fill = fill
     return queue
-
-
-def _rows(tensor: tf.Tensor):
-    """How many rows `tensor` has: an int where known when built."""
-    known = tf.compat.dimension_value(tensor.shape[0]) if tensor.shape.rank else None
-    return known if known is not None else tf.shape(tensor)[0]
 
 
 def limit_epochs(tensor, num_epochs=None, name=None):
@@ -396,7 +390,7 @@ def slice_input_producer(
                 rows=gather_epoch,
             )
             rows, fill = fill_levels.producer_fill(
-                scope.rstrip("/"), capacity, rows, num_epochs, _rows(values[0])
+                scope.rstrip("/"), capacity, rows, num_epochs, fill_levels.rows(values[0])
             )
             fill_levels.write_producer_summary(f"fraction_of_{capacity}_full", fill)
         source = pipeline_lib.Source(

@@ -112,12 +112,7 @@ class FillLevel:
     def fraction(self) -> tf.Tensor:
         """Legacy's summary value: the examples made and not yet read (beyond a shuffle's
         `over`, which its buffer holds), over what the pipeline holds at most."""
-        weights = tf.constant([1.0 / self.room, -1.0 / self.room, 0.0], tf.float64)
-        ready = graph_ops.Sum(input=self.read() * weights, axis=initial(0, tf.int32))
-        full = graph_ops.ClipByValue(
-            t=ready, clip_value_min=_ZERO(), clip_value_max=initial(1.0, tf.float64)
-        )
-        return tf.cast(full, tf.float32)
+        return _share(self.read(), [1.0 / self.room, -1.0 / self.room, 0.0])
 
     def examples(self) -> tf.Tensor:
         """What a legacy queue of this input held now (int32): the examples made and not
@@ -158,17 +153,21 @@ def _counted(examples: bool):
     return count
 
 
+def rows(tensor: tf.Tensor):
+    """How many rows `tensor` has: an int where known when built, else a tensor."""
+    known = tf.compat.dimension_value(tensor.shape[0]) if tensor.shape.rank else None
+    return known if known is not None else tf.shape(tensor)[0]
+
+
 def _length(component, shared: bool = True) -> tf.Tensor:
     """How many examples `component` holds (float64): its first dimension; a constant
     where known (`shared`: the graph's one, not inside a function)."""
     if isinstance(component, tf.SparseTensor):
         return tf.cast(component.dense_shape[0], tf.float64)
-    known = tf.compat.dimension_value(component.shape[0]) if component.shape.rank else None
-    if known is not None:
-        return (
-            initial(float(known), tf.float64) if shared else tf.constant(float(known), tf.float64)
-        )
-    return tf.cast(tf.shape(component)[0], tf.float64)
+    count = rows(component)
+    if not isinstance(count, int):
+        return tf.cast(count, tf.float64)
+    return initial(float(count), tf.float64) if shared else tf.constant(float(count), tf.float64)
 
 
 def write_summary(level: FillLevel) -> tf.Tensor:
@@ -208,16 +207,24 @@ def producer_fill(name: str, capacity: int, dataset, num_epochs, items) -> tuple
         return dataset, initial(1.0, tf.float32)
     level = FillLevel(name, capacity)
     dataset = level.count_made(dataset, examples=True)
-    weights = tf.constant([-1.0 / capacity, 0.0, 0.0], tf.float64)
-    taken = graph_ops.Sum(input=level.read() * weights, axis=initial(0, tf.int32))
     if isinstance(items, int):
         total = tf.constant(num_epochs * items / capacity, tf.float64)
     else:
         total = tf.cast(num_epochs * items, tf.float64) / capacity
+    return dataset, _share(level.read(), [-1.0 / capacity, 0.0, 0.0], total)
+
+
+def _share(counts: tf.Tensor, weights: list, plus=None) -> tf.Tensor:
+    """`counts` weighted and summed (`plus` added), kept within [0, 1], as float32: a few
+    ops a summary, its constants the graph's."""
+    weighted = counts * tf.constant(weights, tf.float64)
+    value = graph_ops.Sum(input=weighted, axis=initial(0, tf.int32))
+    if plus is not None:
+        value += plus
     full = graph_ops.ClipByValue(
-        t=total + taken, clip_value_min=_ZERO(), clip_value_max=initial(1.0, tf.float64)
+        t=value, clip_value_min=_ZERO(), clip_value_max=initial(1.0, tf.float64)
     )
-    return dataset, tf.cast(full, tf.float32)
+    return tf.cast(full, tf.float32)
 
 
 def write_producer_summary(name: str, fill: tf.Tensor) -> tf.Tensor:

@@ -3,10 +3,11 @@
 Each read of a batcher's pipeline adds the time it waited in the iterator's read to the
 pipeline's counts (fill_levels.py). `install()` times every `Session.run` and every call
 of a `make_callable` callable; when a session closes, or the program ends with it open,
-the counts of its graph's pipelines are read once and added to the totals here. The report gives each pipeline's
-waits, in seconds and as a share of the time the program spent in `Session.run`, and calls
-the program input-bound where its reads waited for at least `INPUT_BOUND` of it: the
-question a `fraction_of_N_full` summary near 0 answered on legacy queues.
+the counts of its graph's pipelines are read in one run and added to the totals here. The
+report gives each pipeline's waits, in seconds and as a share of the time the program spent
+in `Session.run`, and calls the program input-bound where its reads waited for at least
+`INPUT_BOUND` of it: the question a `fraction_of_N_full` summary near 0 answered on legacy
+queues.
 """
 
 import threading
@@ -32,15 +33,19 @@ def _ran(session, seconds: float) -> None:
             _sessions.add(session)
 
 
+def _timed(session, call, args, kwargs):
+    start = time.perf_counter()
+    try:
+        return call(*args, **kwargs)
+    finally:
+        _ran(session, time.perf_counter() - start)
+
+
 def timed_run(original):
     """`BaseSession.run` that adds its time to `run_seconds`. Installed by `install()`."""
 
     def run(self, *args, **kwargs):
-        start = time.perf_counter()
-        try:
-            return original(self, *args, **kwargs)
-        finally:
-            _ran(self, time.perf_counter() - start)
+        return _timed(self, original, (self, *args), kwargs)
 
     run.__doc__ = original.__doc__
     run.__wrapped__ = original
@@ -55,11 +60,7 @@ def timed_make_callable(original):
         call = original(self, *args, **kwargs)
 
         def timed(*call_args, **call_kwargs):
-            start = time.perf_counter()
-            try:
-                return call(*call_args, **call_kwargs)
-            finally:
-                _ran(self, time.perf_counter() - start)
+            return _timed(self, call, call_args, call_kwargs)
 
         return timed
 
@@ -73,15 +74,12 @@ def collect(session) -> None:
     with _lock:
         if session not in _sessions:
             return
-        levels = list(fill_levels.levels.get(session.graph, []))
-    counts = []
-    for level in levels:
-        if level.made_read is None:
-            continue
-        try:  # A pipeline this session never started has no counts in it.
-            counts.append((level.name, session.run(level.made_read)))
-        except Exception:  # noqa: BLE001 - a closed or broken session: nothing to add.
-            continue
+        levels = [v for v in fill_levels.levels.get(session.graph, []) if v.made_read is not None]
+    try:  # One run for all (a pipeline not started reads 0: its read initializes its state).
+        values = session.run([level.made_read for level in levels]) if levels else []
+    except Exception:  # noqa: BLE001 - a closed or broken session: nothing to add.
+        values = []
+    counts = [(level.name, value) for level, value in zip(levels, values)]
     with _lock:
         _sessions.discard(session)  # After its runs here, which add it again.
         for name, values in counts:
