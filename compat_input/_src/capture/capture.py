@@ -33,6 +33,7 @@ from compat_input._src.capture import hand_built_queues
 from compat_input._src.capture import op_kinds
 from compat_input._src.capture import random_draws
 from compat_input._src.core import errors
+from compat_input._src.core import imported_control_flow
 from compat_input._src.core import tf_internals
 from compat_input._src.core import tracing
 from compat_input._src.runtime import pipeline as pipeline_lib
@@ -341,8 +342,8 @@ def capture(targets: list, what: str, defer_errors: bool = False) -> Captured:
             return_elements=[renamed[t.name] for t in targets if t.name not in input_map],
             name="captured",
         )
-        tf_internals.mark_in_loops(here.get_operations()[before:])
-        tf_internals.mark_in_conds(here.get_operations()[before:])
+        imported_control_flow.mark_in_loops(here.get_operations()[before:])
+        imported_control_flow.mark_in_conds(here.get_operations()[before:])
         imported = iter(imported)
         return [input_map[t.name] if t.name in input_map else next(imported) for t in targets]
 

@@ -31,6 +31,32 @@ from tensorflow.python.training import saver as saver_lib  # noqa: F401 - re-exp
 # The base class of the Saver's saveables; a pipeline's position is one (runtime/checkpoint.py).
 from tensorflow.python.training.saving import saveable_object  # noqa: F401 - re-exported
 
+try:  # TensorFlow's own lookup of the kernel a node would run with on a device (its
+    # NodeDef's): the registry read whole per op type cost a CIFAR-10 build 16 ms.
+    from tensorflow.python.util._pywrap_kernel_registry import TryFindKernelClass
+except ImportError:  # pragma: no cover - op_kinds then reads the registry for every op.
+    TryFindKernelClass = None
+
+
+def find_kernel_class(node_def) -> bool:
+    """Whether TensorFlow finds a kernel for `node_def` on its device (False: none, or
+    no way to ask)."""
+    return bool(TryFindKernelClass and TryFindKernelClass(node_def.SerializeToString()))
+
+
+def edited_function(concrete, function_def):
+    """A graph function made from `concrete`'s FunctionDef as we edited it (tracing.py
+    prunes it): no public API makes one without tracing the Python again."""
+    from tensorflow.python.eager import context
+    from tensorflow.python.eager.polymorphic_function import atomic_function
+
+    forward = concrete._delayed_rewrite_functions.forward()
+    context.context().add_function_def(function_def)
+    return atomic_function.AtomicFunction(
+        function_def.signature.name, context.context(), forward.function_type, forward.children
+    )
+
+
 try:  # TensorFlow's switch for its deprecation warnings (a context manager).
     from tensorflow.python.util.deprecation import silence as _silence_deprecations
 except ImportError:  # pragma: no cover - the warnings then show, nothing else changes.
@@ -106,71 +132,18 @@ except ImportError:  # pragma: no cover - per-example maps, same results.
     pfor = None
 
 
-try:  # v1 while loops' context: `mark_in_loops` (capture/capture.py).
+try:  # v1 control-flow contexts, for ops we import (imported_control_flow.py).
     from tensorflow.python.ops import control_flow_ops as _control_flow_ops
 except ImportError:  # pragma: no cover - v1 while loops in captured graphs fail to run.
     _control_flow_ops = None
+has_control_flow_contexts = _control_flow_ops is not None
 
 
-def _reached(ops: list, starts: tuple, until: tuple = ()) -> set:
-    """The ops among `ops` that an op of a type in `starts` reaches through outputs and
-    control edges, up to and with the ops of a type in `until`."""
-    ours = set(ops)
-    frontier = [op for op in ops if op.type in starts]
-    seen: set = set()
-    while frontier:
-        op = frontier.pop()
-        if op in seen or op not in ours:
-            continue
-        seen.add(op)
-        if op.type in until:
-            continue
-        frontier.extend(c for t in op.outputs for c in t.consumers())
-        frontier.extend(op._control_outputs)
-    return seen
+def while_context(name: str):
+    return _control_flow_ops.WhileContext(name=name)
 
 
-def mark_in_loops(ops: list) -> None:
-    """Gives the v1 while-loop ops among `ops` (just imported into a function) a while
-    context, as the graph they came from had.
-
-    `import_graph_def` restores no control-flow contexts. A traced function's automatic
-    control dependencies skip ops in while loops by their context; without one they made
-    the function's outputs wait on the loop's Merge, inside the loop's frame, and every run
-    failed ("has inputs from different frames"): any TF1-behaviour program with a
-    `tf.while_loop` in its per-example graph. In a loop: what an Enter reaches, up to and
-    with its Exit.
-    """
-    if _control_flow_ops is None:
-        return
-    seen = _reached(ops, ("Enter", "RefEnter"), until=("Exit", "RefExit"))
-    if seen:
-        context = _control_flow_ops.WhileContext(name="compat_input_imported_loop")
-        for op in seen:
-            op._set_control_flow_context(context)
-
-
-def mark_in_conds(ops: list) -> None:
-    """Gives the ops among `ops` (just imported into a function) that a v1 cond's Switch
-    reaches a control-flow context, as the graph they came from had.
-
-    A traced function's automatic control dependencies chain the stateful ops that have no
-    context, in the order made: an `Assert` of a branch not taken (tf.image's crops and
-    pads hold several) then held back every stateful op after it, the other branch's
-    included, which turned dead with it, and so did the function's output ("No return
-    value for index 0"): facenet's input, `tf.cond(flag, random_crop, crop_or_pad)`. The
-    legacy session chained nothing; with a context, nothing here is chained either.
-    """
-    if _control_flow_ops is None:
-        return
-    context = None
-    for op in _reached(ops, ("Switch", "RefSwitch")):
-        if op._control_flow_context is None:  # A loop's ops keep their while context.
-            context = context or _ImportedCond()
-            op._set_control_flow_context(context)
-
-
-if _control_flow_ops is not None:
+if has_control_flow_contexts:
 
     class _ImportedCond(_control_flow_ops.ControlFlowContext):
         """A context that says "in a v1 cond" and nothing else (no while loop, no outer
@@ -178,6 +151,19 @@ if _control_flow_ops is not None:
 
         def to_control_flow_context_def(self, context_def, export_scope=None):
             del context_def, export_scope
+
+
+def cond_context():
+    return _ImportedCond()
+
+
+def set_control_flow_context(op: tf.Operation, context) -> None:
+    op._set_control_flow_context(context)
+
+
+def control_outputs(op: tf.Operation) -> list:
+    """The ops with a control edge from `op` (no public accessor)."""
+    return op._control_outputs
 
 
 @contextlib.contextmanager
@@ -227,8 +213,9 @@ def has_function(graph: tf.Graph, name: str) -> bool:
 
 
 def add_function(graph: tf.Graph, function) -> None:
-    """Adds the program's own function object, so pfor can see into cond/while branches."""
-    graph._add_function(function)
+    """Adds a function object and those it calls, each unless there (the program's own,
+    so pfor can see into cond/while branches; ours, edited)."""
+    graph._add_function_recursive(function)
 
 
 def functions_of(graph: tf.Graph) -> dict:

@@ -50,7 +50,8 @@ class PipelineRunner:
         # runner threads. Here `create_threads` starts the pipelines itself, threadless.
         self.enqueue_ops: list = []
 
-    def add(self, pipeline) -> "PipelineRunner":
+    def add(self, pipeline) -> tf.Operation:
+        """Registers `pipeline`; returns the op that starts it unless it is started."""
         # Made now, not when exported: `export_meta_graph` copies the graph before it reads
         # the collections, and the imported runner would name ops it lacks.
         with tf_internals.at_root(self._graph_ref()), tf1.name_scope(f"{pipeline.name}_start_once"):
@@ -63,7 +64,7 @@ class PipelineRunner:
             # Made after the start: an error raised first would cancel the start.
             with tf.control_dependencies([started]):
                 self.enqueue_ops.append(iterators.get_next(self._empty).op)
-        return self
+        return started
 
     @property
     def name(self) -> str:
