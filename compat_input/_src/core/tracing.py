@@ -49,6 +49,24 @@ def after(op) -> tf.Tensor:
         return tf.constant(True)
 
 
+def branch(pred: tf.Tensor, if_true: Callable, if_false: Callable) -> tf.Tensor:
+    """`tf.cond(pred, if_true, if_false)` for our own functions, as v1 `Switch` and `Merge`
+    ops: in a function (and anywhere in TF2 behaviour) tf.cond traces each branch as a
+    function of its own, 4-5 ms of build apiece, and each is instantiated again per session.
+
+    Each branch's ops wait on a pivot that is dead unless its side is taken, so they do not
+    run on the other; `Merge` passes the live result on. Both results are of one dtype. The
+    function holding it is traced without automatic control dependencies (`shared_call`),
+    which would make its outputs wait on the dead side's stateful ops.
+    """
+    on_false, on_true = graph_ops.Switch(data=pred, pred=pred)
+    results = []
+    for side, make in ((on_true, if_true), (on_false, if_false)):
+        with tf.control_dependencies([tf.identity(side).op]):
+            results.append(tf.identity(make()))
+    return graph_ops.Merge(inputs=results)[0]
+
+
 # -- functions traced once per graph ----------------------------------------------------------
 #
 # `Dataset.map` traces its function anew for every pipeline: about 3 ms each, and one more
@@ -72,6 +90,9 @@ _DATASET_FUNCTION = {"_tf_data_function": True, "experimental_ints_on_device": T
 # job's dataset ("Expected only one fetch node"): with a service, our functions keep the
 # instantiation pass.
 _CALLED_FUNCTION = {"_tf_data_function": True}
+# Our own called functions order their effects explicitly (`after`, control dependencies)
+# and branch with `branch`: automatic control dependencies would chain a dead side's ops.
+_OWN_CALLED_FUNCTION = {**_CALLED_FUNCTION, "_disable_acd": True}
 
 
 def _dataset_function() -> dict:
@@ -315,18 +336,33 @@ def shared_flat_map(dataset, key: str, fn: Callable, args=()):
     return tf.data.experimental.from_variant(variant, spec)
 
 
+# Functions `shared_call` traced, by key and argument types, for every graph of the process.
+_called: dict = {}
+
+
 def shared_call(key: str, fn: Callable, args) -> list:
-    """`fn(*args)` as one call op, `fn` traced once per graph for these argument types.
+    """`fn(*args)` as one call op, `fn` traced once per process for these argument types.
 
     A tf.function call in graph mode costs milliseconds of Python to match its signature;
-    pipelines make several each (start checks, state initialization).
+    pipelines make several each (start checks, state initialization). `fn` must make the
+    same function in any graph (no random op, nothing captured): it is traced apart, in a
+    graph of its own, and added to each graph that calls it (an evaluation graph built
+    after the training one, each test's graph).
     """
-    concrete, inputs, spec = _function(
-        key, lambda _, *a: fn(*a), (), list(args), attributes=_CALLED_FUNCTION
-    )
+    signature = (key, tuple(_spec(a) for a in args))
+    signature += (tuple(tf_internals.handle_data(a) for a in args),)
+    if signature not in _called:
+        with tf.Graph().as_default():
+            concrete, _, spec = _function(
+                key, lambda _, *a: fn(*a), (), list(args), attributes=_OWN_CALLED_FUNCTION
+            )
+        if concrete.captured_inputs:
+            raise ValueError(f"shared_call: {key!r} captures {concrete.captured_inputs}")
+        _called[signature] = concrete, spec
+    concrete, spec = _called[signature]
     attrs = typed(spec)
     outputs = graph_ops.StatefulPartitionedCall(
-        args=inputs, Tout=attrs["output_types"], f=_attr(concrete)
+        args=list(args), Tout=attrs["output_types"], f=_attr(concrete)
     )
     for output, shape in zip(outputs, attrs["output_shapes"]):
         output.set_shape(shape)

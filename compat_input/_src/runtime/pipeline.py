@@ -30,6 +30,7 @@ from compat_input._src.core import graph_ops
 from compat_input._src.core import state_variables
 from compat_input._src.core import tf_internals
 from compat_input._src.core import tracing
+from compat_input._src.core.options import chosen_service
 from compat_input._src.core.options import options
 from compat_input._src.runtime import checkpoint
 from compat_input._src.runtime import device_prefetch
@@ -353,11 +354,8 @@ def _to_start(state: GraphState) -> list:
 def make_start_ops(graph: tf.Graph) -> None:
     """Makes now every op `start_pipelines` runs, where made on first use: a Supervisor
     writes the graph to its event file and finalizes it when it is made, before it starts
-    anything, and that graph must be the one its sessions run."""
-    state = graph_state(graph)
-    with state.lock:
-        pipelines = _to_start(state)
-    del pipelines  # Their start ops are made with them.
+    anything, and that graph must be the one its sessions run. (Each pipeline's start
+    is made with it; the state's last group may not be.)"""
     state_groups(graph)
 
 
@@ -382,8 +380,11 @@ def start_pipelines(sess, graph: Optional[tf.Graph] = None) -> int:
         chain = [state.chain] if groups else []
     starts = [p.start_once for p in pipelines]
     # A start covers the state made before its pipeline; state made since (a fill level
-    # made after the pipeline it counts) is initialized first, in a run of its own.
-    if chain and any(p.state_initialized() is not chain[0] for p in pipelines):
+    # made after the pipeline it counts) is initialized first, in a run of its own. So is
+    # all state where a tf.data service is used: registering a dataset with it serializes
+    # the state the dataset reads, and that is an input of the start, not after it.
+    late = any(p.state_initialized() is not chain[0] for p in pipelines) if chain else False
+    if chain and (late or chosen_service()):
         sess.run(chain)
         chain = []
     sess.run(chain + starts)

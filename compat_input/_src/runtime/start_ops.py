@@ -24,7 +24,7 @@ def _initialize_missing(*pairs):
     # A group's variables are initialized together, always (see `initialize_missing`): its
     # last one tells for all. One cond per group: running a cond costs a session more than
     # the assignments (50 towers with one per variable started 1.5 s later).
-    return tf.cond(
+    return tracing.branch(
         graph_ops.VarIsInitializedOp(resource=pairs[len(pairs) // 2 - 1]),
         lambda: tf.constant(True),
         lambda: _assign_all(*pairs),
@@ -40,7 +40,8 @@ def start_if_needed_now(dataset, iterator, started):
             # Marked started only once the iterator is: a run waiting on the mark reads.
             return tracing.after(graph_ops.AssignVariableOp(resource=started, value=True))
 
-    return tf.cond(graph_ops.VarIsInitializedOp(resource=started), lambda: tf.constant(True), start)
+    is_started = graph_ops.VarIsInitializedOp(resource=started)
+    return tracing.branch(is_started, lambda: tf.constant(True), start)
 
 
 def initialize_missing(variables: list, after) -> tf.Operation:

@@ -56,7 +56,7 @@ def _started_or_starting(dataset, iterator, started, input_started, gate, messag
     # A pipeline left unstarted while the session's input was started (a reader a batcher
     # reads through its own pipeline) starts on its first direct read.
     del gate
-    ready = tf.cond(
+    ready = tracing.branch(
         graph_ops.VarIsInitializedOp(resource=input_started),
         lambda: start_ops.start_if_needed_now(dataset, iterator, started),
         lambda: _wait(started),
