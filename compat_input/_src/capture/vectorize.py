@@ -10,7 +10,8 @@ the per-example map: a graph that pfor cannot convert op for op is not vectorize
 
 The converters pfor lacks for legacy input graphs (decode_raw, per-example crops and
 contrast, string ops, table lookups, v1 conds) are added while our own graphs are
-converted (block_converters.py).
+converted (block_converters.py). Text split into tokens, whose count differs from
+example to example, is converted before pfor sees it (split_tokens.py).
 
 `mappings` records how each batcher's per-example graph was mapped, and why not by blocks
 where it was not: `compat-input run` reports it at exit, so that a slow path is never silent.
@@ -24,6 +25,7 @@ import tensorflow as tf
 
 from compat_input._src.bad_records import origins
 from compat_input._src.capture import block_converters
+from compat_input._src.capture import split_tokens
 from compat_input._src.core import dataset_ops
 from compat_input._src.core import errors
 from compat_input._src.core import tf_internals
@@ -257,4 +259,6 @@ def _over_block(examples: Callable, elements: tuple):
         converter = _pfor.PFor(index, length, made, fallback_to_while_loop=False, warn=False)
         for view, element in zip(views, elements):
             converter._add_conversion(view, _pfor.wrap(element, True))
+        # Text split into tokens: a ragged block up to a fixed shape, then pfor's.
+        split_tokens.convert_splits(converter, made, flat, tf.shape(elements[0])[0])
         return tf.nest.pack_sequence_as(outputs, [converter.convert(t) for t in flat])

@@ -1,0 +1,180 @@
+"""Text split into tokens, a block at a time (vectorize.py, before pfor converts the rest).
+
+pfor stacks what each example computes into one tensor of the block; the tokens of a
+`tf.string_split` / `tf.strings.split` are of a number of their own in each example and
+do not stack, so pfor has no conversion for the split and a text reader's batcher ran one
+example at a time. Here a split runs once on the whole block, and its tokens stay one flat
+vector with each token's example beside it (a ragged block), through the ops that work
+token by token (`string_to_number`, lookups, hashing, casts, arithmetic with a constant,
+`words[:n]`), up to the first result of a fixed shape in each example: the token count
+(`tf.size`, `tf.shape`), or the tokens padded and cut to a fixed length (`tf.pad(ids,
+[[0, n]])[:n]`). That result is stacked for the block and handed to pfor as each example's
+value; pfor converts the rest of the graph. Every example's values are the ones it computed
+alone: each token is computed by the same op on the same string, in the same order.
+
+Any other use of the tokens (their sparse indices, a reshape, an op not listed) leaves the
+split to pfor, which has no conversion for it: the batcher then runs one example at a time,
+as before, and says which op stopped it.
+"""
+
+import tensorflow as tf
+
+from compat_input._src.core import tf_internals
+
+_SPLITS = {"StringSplit", "StringSplitV2"}
+# Ops computing each output element from the element of the tokens at the same place,
+# with every other input the same for all examples (a table, a default, a constant).
+_TOKENWISE = {
+    "Identity", "Cast", "StringToNumber", "StringLower", "StringUpper", "StringStrip",
+    "RegexReplace", "StaticRegexReplace", "StringLength", "AsString",
+    "StringToHashBucket", "StringToHashBucketFast", "StringToHashBucketStrong",
+    "LookupTableFindV2", "LookupTableFind", "Abs", "Neg", "Sign", "Square", "Log1p",
+    "Add", "AddV2", "Sub", "Mul", "RealDiv", "Div", "FloorDiv", "FloorMod", "Maximum",
+    "Minimum", "Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual",
+    "LogicalAnd", "LogicalOr", "LogicalNot",
+}  # fmt: skip
+
+
+class NotTokenwise(Exception):
+    """A use of a split's tokens this module does not convert (the reason is the message)."""
+
+
+class _Tokens:
+    """A block's tokens: `values` (flat) and `rows` (int64, each token's example)."""
+
+    def __init__(self, values: tf.Tensor, rows: tf.Tensor, padded=None):
+        self.values, self.rows = values, rows
+        # (count, value) of `tf.pad(tokens, [[0, count]], constant_values=value)`.
+        self.padded = padded
+
+
+def convert_splits(converter, made: set, outputs: list, examples: tf.Tensor) -> bool:
+    """Converts the splits among `made` (the per-example ops) that `outputs` depend on, up
+    to results of a fixed shape per example, which pfor then takes (`converter`'s
+    conversions). `examples`: the block's length. Returns whether there were any."""
+    graph = tf.compat.v1.get_default_graph()
+    needed = _needed(made, outputs)
+    order = [op for op in graph.get_operations() if op in needed]
+    if not any(op.type in _SPLITS for op in order):
+        return False
+    rows_count = tf.cast(examples, tf.int64)
+    tokens: dict = {}  # By `Tensor.ref()`: tensors are unhashable in TF2 behaviour.
+    for op in order:
+        if op.type in _SPLITS and op.outputs[1].ref() not in tokens:
+            _split(converter, op, tokens, needed)
+            continue
+        ragged = [t for t in op.inputs if t.ref() in tokens]
+        if ragged:
+            _consume(converter, op, ragged[0], tokens, rows_count, needed)
+    for output in outputs:
+        if output.ref() in tokens:
+            raise NotTokenwise(f"{output.op.type} '{output.op.name}' hands on tokens unstacked")
+    return True
+
+
+def _needed(made: set, outputs: list) -> set:
+    needed: set = set()
+    stack = [t.op for t in outputs]
+    while stack:
+        op = stack.pop()
+        if op in made and op not in needed:
+            needed.add(op)
+            stack.extend(t.op for t in op.inputs)
+            stack.extend(op.control_inputs)
+    return needed
+
+
+def _split(converter, op: tf.Operation, tokens: dict, needed: set) -> None:
+    text, delimiter = op.inputs
+    if text.shape.rank != 1 or not text.shape.is_fully_defined():
+        raise NotTokenwise(f"{op.type} '{op.name}' splits text of shape {text.shape}")
+    if any(c in needed for t in (op.outputs[0], op.outputs[2]) for c in t.consumers()):
+        raise NotTokenwise(f"the indices of {op.type} '{op.name}' are used")
+    per_example = text.shape[0]
+    stacked = tf.reshape(converter.convert(text), [-1])
+    attrs = {name: op.node_def.attr[name] for name in op.node_def.attr}
+    split = tf_internals.create_op(
+        tf.compat.v1.get_default_graph(),
+        op.type,
+        [stacked, delimiter],
+        attrs,
+        f"{op.name.rpartition('/')[2]}_block",
+        op.op_def,
+    )
+    rows = split.outputs[0][:, 0]
+    if per_example != 1:
+        rows = rows // per_example
+    tokens[op.outputs[1].ref()] = _Tokens(split.outputs[1], rows)
+
+
+def _consume(converter, op, ragged, tokens: dict, rows_count, needed: set) -> None:
+    """The block's value of `op`'s output, `op` having the tokens `ragged` as an input."""
+    del needed
+    block = tokens[ragged.ref()]
+    others = [t for t in op.inputs if t is not ragged]
+    where = f"{op.type} '{op.name}'"
+    if op.type == "Size" or op.type == "Shape":
+        count = tf.math.unsorted_segment_sum(tf.ones_like(block.rows), block.rows, rows_count) + (
+            block.padded[0] if block.padded else 0
+        )
+        count = tf.cast(count, op.outputs[0].dtype)
+        stacked = count if op.type == "Size" else tf.reshape(count, [-1, 1])
+        converter._add_conversion(op.outputs[0], tf_internals.pfor.wrap(stacked, True))
+        return
+    if block.padded is None and op.type in ("Pad", "PadV2"):
+        paddings = tf.get_static_value(op.inputs[1])
+        value = tf.get_static_value(op.inputs[2]) if op.type == "PadV2" else 0
+        if paddings is None or paddings.shape != (1, 2) or paddings[0, 0] != 0 or value is None:
+            raise NotTokenwise(f"{where} pads the tokens by {paddings}")
+        tokens[op.outputs[0].ref()] = _Tokens(
+            block.values, block.rows, (int(paddings[0, 1]), value)
+        )
+        return
+    if op.type == "StridedSlice":
+        begin, end, strides = (tf.get_static_value(t) for t in op.inputs[1:])
+        # `tokens[:n]` (begin 0 or left out) and nothing else.
+        masks = [op.get_attr(m) for m in ("end_mask", "ellipsis_mask", "new_axis_mask")]
+        masks.append(op.get_attr("shrink_axis_mask"))
+        plain = begin is not None and end is not None and strides is not None
+        if not plain or list(begin) != [0] or list(strides) != [1] or any(masks):
+            raise NotTokenwise(f"{where} slices the tokens other than [:n]")
+        length = int(end[0])
+        if block.padded is not None:
+            if block.padded[0] < length:
+                raise NotTokenwise(f"{where} cuts {length} of tokens padded by {block.padded[0]}")
+            ragged_block = tf.RaggedTensor.from_value_rowids(
+                block.values, block.rows, nrows=rows_count
+            )
+            stacked = ragged_block.to_tensor(
+                default_value=tf.cast(block.padded[1], block.values.dtype),
+                shape=[None, length],
+            )
+            converter._add_conversion(op.outputs[0], tf_internals.pfor.wrap(stacked, True))
+            return
+        ragged_block = tf.RaggedTensor.from_value_rowids(
+            block.values, block.rows, nrows=rows_count
+        )[:, :length]
+        tokens[op.outputs[0].ref()] = _Tokens(ragged_block.values, ragged_block.value_rowids())
+        return
+    if block.padded is None and op.type in _TOKENWISE and len(op.outputs) == 1:
+        if any(_varies(converter, t) or t.shape.rank not in (0, None) for t in others):
+            if op.type not in ("LookupTableFindV2", "LookupTableFind"):
+                raise NotTokenwise(f"{where} takes the tokens with another per-example value")
+        inputs = [block.values if t is ragged else t for t in op.inputs]
+        attrs = {name: op.node_def.attr[name] for name in op.node_def.attr}
+        made = tf_internals.create_op(
+            tf.compat.v1.get_default_graph(),
+            op.type,
+            inputs,
+            attrs,
+            f"{op.name.rpartition('/')[2]}_block",
+            op.op_def,
+        )
+        tokens[op.outputs[0].ref()] = _Tokens(made.outputs[0], block.rows)
+        return
+    raise NotTokenwise(f"no conversion of {where} on the tokens of a split")
+
+
+def _varies(converter, tensor: tf.Tensor) -> bool:
+    """Whether `tensor` differs between the examples of a block (pfor's own answer)."""
+    return converter._convert_helper(tensor).is_stacked

@@ -1,0 +1,106 @@
+"""Text split into tokens, a block at a time (capture/split_tokens.py), against legacy queues.
+
+Lines of 0 to 30 tokens (empty lines too) are split, turned into numbers, hashed, cut and
+padded to a fixed length, counted; each scenario runs on TensorFlow's own queues and on
+compat_input, and every batch must be legacy's, bit for bit. Each also says how compat_input
+mapped it: a block at a time where the tokens end in a fixed shape, one example at a time
+(with the op that stopped it named) where they do not.
+"""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from compat_input._src.capture import vectorize
+from helpers import assert_same
+from helpers import write
+
+tf1 = tf.compat.v1
+LENGTH = 12
+
+
+@pytest.fixture
+def lines(tmp_path):
+    rng = np.random.default_rng(5)
+    paths = []
+    for part in range(2):
+        rows = []
+        for _ in range(90):
+            count = int(rng.integers(0, 31))
+            # Runs of spaces, and a tab: what the split's delimiters and skip_empty decide.
+            rows.append("  ".join(str(v) for v in rng.integers(-500, 500, count)) + " \t1")
+        rows[7] = ""  # An empty line: no token.
+        paths.append(write(str(tmp_path / f"tokens{part}.txt"), "\n".join(rows) + "\n"))
+    return paths
+
+
+def _tokens(api, paths, split):
+    queue = api.string_input_producer(paths, num_epochs=1, shuffle=False)
+    _, line = api.TextLineReader().read(queue)
+    return line, split(line)
+
+
+def _fixed(ids, length=LENGTH):
+    return tf.reshape(tf.pad(ids, [[0, length]])[:length], [length])
+
+
+def _mapped(build) -> str:
+    before = len(vectorize.mappings)
+    assert_same(build)
+    ((_, how),) = vectorize.mappings[before:]
+    return how
+
+
+SPLITS = {
+    "string_split": lambda line: tf1.string_split([line]).values,
+    "string_split_tab": lambda line: tf1.string_split([line], delimiter="\t").values,
+    "strings.split": lambda line: tf.strings.split([line]).values,
+    "two_lines": lambda line: tf1.string_split([line, tf.strings.upper(line)]).values,
+}
+
+
+@pytest.mark.parametrize("split", sorted(SPLITS))
+def test_tokens_padded_to_a_fixed_length_are_legacys_a_block_at_a_time(lines, split):
+    def build(api):
+        line, words = _tokens(api, lines, SPLITS[split])
+        ids = tf.strings.to_number(words, tf.int32) if split != "string_split_tab" else words
+        if split == "string_split_tab":
+            ids = tf.strings.to_hash_bucket_fast(words, 1000)
+        return api.batch([_fixed(ids), tf.size(words), line], 16, allow_smaller_final_batch=True)
+
+    assert _mapped(build).startswith("vectorized")
+
+
+def test_tokens_cut_then_computed_one_by_one_are_legacys(lines):
+    def build(api):
+        _, words = _tokens(api, lines, SPLITS["string_split"])
+        first = words[:5]  # Fewer than 5 in many lines: still ragged.
+        ids = tf.strings.to_number(first, tf.float32) * 0.5 + 1.0
+        return api.batch(
+            [_fixed(ids, 5), tf.shape(first), tf.size(ids)], 8, allow_smaller_final_batch=True
+        )
+
+    assert _mapped(build).startswith("vectorized")
+
+
+def test_tokens_padded_with_a_value_of_their_own_are_legacys(lines):
+    def build(api):
+        _, words = _tokens(api, lines, SPLITS["string_split"])
+        ids = tf.strings.to_number(words, tf.int64)
+        # Padded by 3 with -7, cut to 2: lines of 0 or 1 tokens keep some of the -7s.
+        short = tf.pad(ids, [[0, 3]], constant_values=-7)[:2]
+        return api.batch([tf.reshape(short, [2])], 8, allow_smaller_final_batch=True)
+
+    assert _mapped(build).startswith("vectorized")
+
+
+def test_tokens_used_otherwise_run_one_example_at_a_time_as_before(lines):
+    def build(api):
+        line, split = _tokens(api, lines, lambda line: tf1.string_split([line]))
+        dense = tf.sparse.to_dense(split, default_value="")[0]
+        return api.batch(
+            [_fixed(dense), line], 8, dynamic_pad=False, allow_smaller_final_batch=True
+        )
+
+    how = _mapped(build)
+    assert how.startswith("per example") and "StringSplit" in how, how
