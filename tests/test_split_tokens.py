@@ -104,3 +104,4 @@ def test_tokens_used_otherwise_run_one_example_at_a_time_as_before(lines):
 
     how = _mapped(build)
     assert how.startswith("per example") and "StringSplit" in how, how
+    assert "test_split_tokens.py:" in how  # The program's own line.

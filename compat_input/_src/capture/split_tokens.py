@@ -36,7 +36,12 @@ _TOKENWISE = {
 
 
 class NotTokenwise(Exception):
-    """A use of a split's tokens this module does not convert (the reason is the message)."""
+    """A use of a split's tokens this module does not convert: `op` (ours, the captured
+    copy of the program's) and `why`."""
+
+    def __init__(self, op: tf.Operation, why: str):
+        super().__init__(f"{op.type} '{op.name}' {why}")
+        self.op, self.why = op, why
 
 
 class _Tokens:
@@ -68,7 +73,7 @@ def convert_splits(converter, made: set, outputs: list, examples: tf.Tensor) -> 
             _consume(converter, op, ragged[0], tokens, rows_count, needed)
     for output in outputs:
         if output.ref() in tokens:
-            raise NotTokenwise(f"{output.op.type} '{output.op.name}' hands on tokens unstacked")
+            raise NotTokenwise(output.op, "hands on the tokens themselves")
     return True
 
 
@@ -87,9 +92,9 @@ def _needed(made: set, outputs: list) -> set:
 def _split(converter, op: tf.Operation, tokens: dict, needed: set) -> None:
     text, delimiter = op.inputs
     if text.shape.rank != 1 or not text.shape.is_fully_defined():
-        raise NotTokenwise(f"{op.type} '{op.name}' splits text of shape {text.shape}")
+        raise NotTokenwise(op, f"splits text of shape {text.shape}")
     if any(c in needed for t in (op.outputs[0], op.outputs[2]) for c in t.consumers()):
-        raise NotTokenwise(f"the indices of {op.type} '{op.name}' are used")
+        raise NotTokenwise(op, "has its sparse indices used")
     per_example = text.shape[0]
     stacked = tf.reshape(converter.convert(text), [-1])
     attrs = {name: op.node_def.attr[name] for name in op.node_def.attr}
@@ -112,7 +117,6 @@ def _consume(converter, op, ragged, tokens: dict, rows_count, needed: set) -> No
     del needed
     block = tokens[ragged.ref()]
     others = [t for t in op.inputs if t is not ragged]
-    where = f"{op.type} '{op.name}'"
     if op.type == "Size" or op.type == "Shape":
         count = tf.math.unsorted_segment_sum(tf.ones_like(block.rows), block.rows, rows_count) + (
             block.padded[0] if block.padded else 0
@@ -125,7 +129,7 @@ def _consume(converter, op, ragged, tokens: dict, rows_count, needed: set) -> No
         paddings = tf.get_static_value(op.inputs[1])
         value = tf.get_static_value(op.inputs[2]) if op.type == "PadV2" else 0
         if paddings is None or paddings.shape != (1, 2) or paddings[0, 0] != 0 or value is None:
-            raise NotTokenwise(f"{where} pads the tokens by {paddings}")
+            raise NotTokenwise(op, f"pads the tokens by {paddings}")
         tokens[op.outputs[0].ref()] = _Tokens(
             block.values, block.rows, (int(paddings[0, 1]), value)
         )
@@ -137,11 +141,11 @@ def _consume(converter, op, ragged, tokens: dict, rows_count, needed: set) -> No
         masks.append(op.get_attr("shrink_axis_mask"))
         plain = begin is not None and end is not None and strides is not None
         if not plain or list(begin) != [0] or list(strides) != [1] or any(masks):
-            raise NotTokenwise(f"{where} slices the tokens other than [:n]")
+            raise NotTokenwise(op, "slices the tokens other than [:n]")
         length = int(end[0])
         if block.padded is not None:
             if block.padded[0] < length:
-                raise NotTokenwise(f"{where} cuts {length} of tokens padded by {block.padded[0]}")
+                raise NotTokenwise(op, f"cuts {length} of tokens padded by {block.padded[0]}")
             ragged_block = tf.RaggedTensor.from_value_rowids(
                 block.values, block.rows, nrows=rows_count
             )
@@ -159,7 +163,7 @@ def _consume(converter, op, ragged, tokens: dict, rows_count, needed: set) -> No
     if block.padded is None and op.type in _TOKENWISE and len(op.outputs) == 1:
         if any(_varies(converter, t) or t.shape.rank not in (0, None) for t in others):
             if op.type not in ("LookupTableFindV2", "LookupTableFind"):
-                raise NotTokenwise(f"{where} takes the tokens with another per-example value")
+                raise NotTokenwise(op, "takes the tokens with another per-example value")
         inputs = [block.values if t is ragged else t for t in op.inputs]
         attrs = {name: op.node_def.attr[name] for name in op.node_def.attr}
         made = tf_internals.create_op(
@@ -172,7 +176,7 @@ def _consume(converter, op, ragged, tokens: dict, rows_count, needed: set) -> No
         )
         tokens[op.outputs[0].ref()] = _Tokens(made.outputs[0], block.rows)
         return
-    raise NotTokenwise(f"no conversion of {where} on the tokens of a split")
+    raise NotTokenwise(op, "has no conversion on the tokens of a split")
 
 
 def _varies(converter, tensor: tf.Tensor) -> bool:

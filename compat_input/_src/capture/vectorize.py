@@ -93,6 +93,14 @@ def _reason(error: Exception) -> str:
     if isinstance(error, TypeError) and error.__context__ is not None:
         # pfor's own report of a converter's error fails on imported ops (no traceback).
         error = error.__context__
+    if isinstance(error, split_tokens.NotTokenwise):
+        op = _program_op(f"<tf.Operation '{error.op.name}'>")
+        where = f"{op.type} '{op.name}' at {errors.created_at(op)}" if op else error.op.type
+        return (
+            f"{where} {error.why}: a split's tokens run a block at a time through ops "
+            "token by token, up to their count (tf.size) or a fixed length (tf.pad, then "
+            "[:n]); anything else on them runs one example at a time"
+        )
     text = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
     op = _program_op(_converting(error) + str(error) + "\n" + block_converters.last_failure())
     where = f"{op.type} '{op.name}' at {errors.created_at(op)}" if op is not None else None
