@@ -13,6 +13,7 @@ import tensorflow as tf
 
 from compat_input._src.capture import vectorize
 from helpers import assert_same
+from helpers import differential
 from helpers import write
 
 tf1 = tf.compat.v1
@@ -105,3 +106,37 @@ def test_tokens_used_otherwise_run_one_example_at_a_time_as_before(lines):
     how = _mapped(build)
     assert how.startswith("per example") and "StringSplit" in how, how
     assert "test_split_tokens.py:" in how  # The program's own line.
+
+
+@pytest.fixture
+def rows_of_numbers(tmp_path):
+    rng = np.random.default_rng(9)
+    rows = [" ".join(f"{v:.3f}" for v in rng.normal(size=5)) for _ in range(70)]
+    return [write(str(tmp_path / "rows.txt"), "\n".join(rows) + "\n")]
+
+
+def test_tokens_of_a_count_the_program_fixed_are_legacys_a_block_at_a_time(rows_of_numbers):
+    def build(api):
+        _, words = _tokens(api, rows_of_numbers, SPLITS["string_split"])
+        values = tf.strings.to_number(words)
+        values.set_shape([5])  # A line of 5 numbers, as programs read space-separated rows.
+        return api.batch([values * tf.reduce_max(values), values[1:3]], 8)
+
+    assert _mapped(build).startswith("vectorized")
+
+
+def test_a_line_of_another_count_fails_both_ways(tmp_path):
+    # 12 tokens in 4 lines, but not 3 in each: no block of them may stack.
+    path = write(str(tmp_path / "rows.txt"), "1 2 3\n4 5\n6 7 8 9\n1 1 1\n")
+
+    def build(api):
+        _, words = _tokens(api, [path], SPLITS["string_split"])
+        values = tf.strings.to_number(words)
+        values.set_shape([3])
+        return api.batch([values], 4)
+
+    before = len(vectorize.mappings)
+    legacy, compat = differential(build)
+    assert vectorize.mappings[before][1].startswith("vectorized")
+    assert legacy.values == compat.values == []
+    assert legacy.error is not None and compat.error is not None

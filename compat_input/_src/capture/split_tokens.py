@@ -17,6 +17,8 @@ split to pfor, which has no conversion for it: the batcher then runs one example
 as before, and says which op stopped it.
 """
 
+import re
+
 import tensorflow as tf
 
 from compat_input._src.core import tf_internals
@@ -70,11 +72,50 @@ def convert_splits(converter, made: set, outputs: list, examples: tf.Tensor) -> 
             continue
         ragged = [t for t in op.inputs if t.ref() in tokens]
         if ragged:
-            _consume(converter, op, ragged[0], tokens, rows_count, needed)
+            try:
+                _consume(converter, op, ragged[0], tokens, rows_count)
+            except NotTokenwise:
+                # Tokens of a count the program fixed are stacked for pfor, whatever uses them.
+                if not all(_fixed_count(converter, t, tokens, rows_count) for t in ragged):
+                    raise
     for output in outputs:
-        if output.ref() in tokens:
+        if output.ref() in tokens and not _fixed_count(converter, output, tokens, rows_count):
             raise NotTokenwise(output.op, "hands on the tokens themselves")
     return True
+
+
+def _fixed_count(converter, tensor: tf.Tensor, tokens: dict, rows_count) -> bool:
+    """Hands pfor the tokens `tensor` stacked, where the program fixed their count
+    (`set_shape([n])`: a line of n numbers). Each example's count is checked, as legacy's
+    queue checked the shape of what it took; False where the count is not fixed."""
+    block = tokens[tensor.ref()]
+    shape = _declared_shape(tensor)
+    if block.padded is not None or not shape.is_fully_defined():
+        return False
+    count = shape[0]
+    counts = tf.math.unsorted_segment_sum(tf.ones_like(block.rows), block.rows, rows_count)
+    check = tf.debugging.assert_equal(
+        counts, tf.cast(count, counts.dtype), message=f"{tensor.name}: {count} tokens expected"
+    )
+    with tf.control_dependencies([check]):
+        stacked = tf.reshape(block.values, [-1, count])
+    converter._add_conversion(tensor, tf_internals.pfor.wrap(stacked, True))
+    del tokens[tensor.ref()]  # What takes it from here is pfor's.
+    return True
+
+
+def _declared_shape(tensor: tf.Tensor) -> tf.TensorShape:
+    """`tensor`'s shape, with what the program declared of its own tensor (`set_shape`),
+    which the captured copy does not keep."""
+    found = re.search(r"(?:^|/)captured(?:_\d+)?/(.+)$", tensor.op.name)
+    graph = tensor.graph
+    while getattr(graph, "outer_graph", None) is not None:
+        graph = graph.outer_graph
+    try:
+        theirs = graph.get_operation_by_name(found.group(1)).outputs[tensor.value_index]
+        return tensor.shape.merge_with(theirs.shape)
+    except (AttributeError, KeyError, IndexError, ValueError):
+        return tensor.shape  # An op the session's rewrites made (captured_graphs.py).
 
 
 def _needed(made: set, outputs: list) -> set:
@@ -112,9 +153,8 @@ def _split(converter, op: tf.Operation, tokens: dict, needed: set) -> None:
     tokens[op.outputs[1].ref()] = _Tokens(split.outputs[1], rows)
 
 
-def _consume(converter, op, ragged, tokens: dict, rows_count, needed: set) -> None:
+def _consume(converter, op, ragged, tokens: dict, rows_count) -> None:
     """The block's value of `op`'s output, `op` having the tokens `ragged` as an input."""
-    del needed
     block = tokens[ragged.ref()]
     others = [t for t in op.inputs if t is not ragged]
     if op.type == "Size" or op.type == "Shape":
@@ -124,6 +164,10 @@ def _consume(converter, op, ragged, tokens: dict, rows_count, needed: set) -> No
         count = tf.cast(count, op.outputs[0].dtype)
         stacked = count if op.type == "Size" else tf.reshape(count, [-1, 1])
         converter._add_conversion(op.outputs[0], tf_internals.pfor.wrap(stacked, True))
+        return
+    if block.padded is None and op.type == "EnsureShape":
+        # The same tokens, their count declared where it is fully defined (`_fixed_count`).
+        tokens[op.outputs[0].ref()] = block
         return
     if block.padded is None and op.type in ("Pad", "PadV2"):
         paddings = tf.get_static_value(op.inputs[1])
