@@ -140,3 +140,43 @@ def test_a_line_of_another_count_fails_both_ways(tmp_path):
     assert vectorize.mappings[before][1].startswith("vectorized")
     assert legacy.values == compat.values == []
     assert legacy.error is not None and compat.error is not None
+
+
+@pytest.fixture
+def labelled(tmp_path):
+    rng = np.random.default_rng(11)
+    rows = []
+    for _ in range(80):
+        features = " ".join(
+            f"{k}:{v}" for k, v in enumerate(rng.integers(0, 9, rng.integers(1, 9)))
+        )
+        rows.append(f"{rng.integers(0, 2)} {features}".strip())
+    return [write(str(tmp_path / "rows.libsvm"), "\n".join(rows) + "\n")]
+
+
+def test_a_token_by_its_place_and_the_rest_are_legacys_a_block_at_a_time(labelled):
+    def build(api):
+        _, words = _tokens(api, labelled, SPLITS["string_split"])
+        label = tf.strings.to_number(words[0], tf.int32)  # Every line has its label.
+        pairs = tf.strings.regex_replace(words[1:], "^[0-9]+:", "")
+        values = _fixed(tf.strings.to_number(pairs, tf.int32), 6)
+        first = words[1]  # Every line has a pair.
+        return api.batch(
+            [label, values, _fixed(words[2:4], 2), first], 8, allow_smaller_final_batch=True
+        )
+
+    assert _mapped(build).startswith("vectorized")
+
+
+def test_a_token_a_line_lacks_fails_both_ways(tmp_path):
+    path = write(str(tmp_path / "rows.txt"), "1 2\n3 4\n5\n6 7\n")
+
+    def build(api):
+        _, words = _tokens(api, [path], SPLITS["string_split"])
+        return api.batch([tf.strings.to_number(words[1])], 4)
+
+    before = len(vectorize.mappings)
+    legacy, compat = differential(build)
+    assert vectorize.mappings[before][1].startswith("vectorized")
+    assert legacy.values == compat.values == []
+    assert legacy.error is not None and compat.error is not None

@@ -171,38 +171,18 @@ def _consume(converter, op, ragged, tokens: dict, rows_count) -> None:
         return
     if block.padded is None and op.type in ("Pad", "PadV2"):
         paddings = tf.get_static_value(op.inputs[1])
+        # Pad's value is the type's zero ("" for strings); PadV2's, the one given.
         value = tf.get_static_value(op.inputs[2]) if op.type == "PadV2" else 0
         if paddings is None or paddings.shape != (1, 2) or paddings[0, 0] != 0 or value is None:
             raise NotTokenwise(op, f"pads the tokens by {paddings}")
+        if op.type == "Pad":
+            value = tf.zeros([], block.values.dtype)
         tokens[op.outputs[0].ref()] = _Tokens(
             block.values, block.rows, (int(paddings[0, 1]), value)
         )
         return
     if op.type == "StridedSlice":
-        begin, end, strides = (tf.get_static_value(t) for t in op.inputs[1:])
-        # `tokens[:n]` (begin 0 or left out) and nothing else.
-        masks = [op.get_attr(m) for m in ("end_mask", "ellipsis_mask", "new_axis_mask")]
-        masks.append(op.get_attr("shrink_axis_mask"))
-        plain = begin is not None and end is not None and strides is not None
-        if not plain or list(begin) != [0] or list(strides) != [1] or any(masks):
-            raise NotTokenwise(op, "slices the tokens other than [:n]")
-        length = int(end[0])
-        if block.padded is not None:
-            if block.padded[0] < length:
-                raise NotTokenwise(op, f"cuts {length} of tokens padded by {block.padded[0]}")
-            ragged_block = tf.RaggedTensor.from_value_rowids(
-                block.values, block.rows, nrows=rows_count
-            )
-            stacked = ragged_block.to_tensor(
-                default_value=tf.cast(block.padded[1], block.values.dtype),
-                shape=[None, length],
-            )
-            converter._add_conversion(op.outputs[0], tf_internals.pfor.wrap(stacked, True))
-            return
-        ragged_block = tf.RaggedTensor.from_value_rowids(
-            block.values, block.rows, nrows=rows_count
-        )[:, :length]
-        tokens[op.outputs[0].ref()] = _Tokens(ragged_block.values, ragged_block.value_rowids())
+        _slice(converter, op, block, tokens, rows_count)
         return
     if block.padded is None and op.type in _TOKENWISE and len(op.outputs) == 1:
         if any(_varies(converter, t) or t.shape.rank not in (0, None) for t in others):
@@ -226,3 +206,45 @@ def _consume(converter, op, ragged, tokens: dict, rows_count) -> None:
 def _varies(converter, tensor: tf.Tensor) -> bool:
     """Whether `tensor` differs between the examples of a block (pfor's own answer)."""
     return converter._convert_helper(tensor).is_stacked
+
+
+def _slice(converter, op, block: _Tokens, tokens: dict, rows_count) -> None:
+    """`tokens[i]`, `tokens[a:]`, `tokens[:b]`, `tokens[a:b]` (a, b, i fixed, not negative)."""
+    begin, end, strides = (tf.get_static_value(t) for t in op.inputs[1:])
+    begin_mask, end_mask, shrink = (
+        op.get_attr(f"{m}_mask") for m in ("begin", "end", "shrink_axis")
+    )
+    fixed = begin is not None and end is not None and strides is not None
+    if (
+        not fixed
+        or list(strides) != [1]
+        or op.get_attr("ellipsis_mask")
+        or op.get_attr("new_axis_mask")
+    ):
+        raise NotTokenwise(op, "slices the tokens by what differs per example, or by steps")
+    first = 0 if begin_mask & 1 else int(begin[0])
+    last = None if end_mask & 1 else int(end[0])
+    if first < 0 or (last is not None and last < 0):
+        raise NotTokenwise(op, "slices the tokens from their end")
+    ragged = tf.RaggedTensor.from_value_rowids(block.values, block.rows, nrows=rows_count)
+    if block.padded is not None:
+        if first != 0 or shrink or last is None or block.padded[0] < last:
+            raise NotTokenwise(op, f"slices tokens padded by {block.padded[0]} other than [:n]")
+        stacked = ragged.to_tensor(
+            default_value=tf.convert_to_tensor(block.padded[1], block.values.dtype),
+            shape=[None, last],
+        )
+    elif shrink & 1:
+        # Token `first` of each example; an example with fewer fails, as its slice did.
+        check = tf.debugging.assert_greater(
+            ragged.row_lengths(),
+            tf.constant(first, tf.int64),
+            message=f"{op.name}: no token {first}",
+        )
+        with tf.control_dependencies([check]):
+            stacked = tf.gather(block.values, ragged.row_starts() + first)
+    else:
+        cut = ragged[:, first:last]
+        tokens[op.outputs[0].ref()] = _Tokens(cut.values, cut.value_rowids())
+        return
+    converter._add_conversion(op.outputs[0], tf_internals.pfor.wrap(stacked, True))
