@@ -180,3 +180,48 @@ def test_a_token_a_line_lacks_fails_both_ways(tmp_path):
     assert vectorize.mappings[before][1].startswith("vectorized")
     assert legacy.values == compat.values == []
     assert legacy.error is not None and compat.error is not None
+
+
+def _vocabulary_ids(words):
+    table = tf.lookup.StaticHashTable(
+        tf.lookup.KeyValueTensorInitializer(
+            tf.constant(["1", "2", "3", "-1"]), tf.constant([10, 20, 30, -10], tf.int64)
+        ),
+        -1,
+    )
+    return _fixed(table.lookup(words))
+
+
+def _lengths(words):
+    return tf.strings.length(words)
+
+
+TOKEN_COMPUTATIONS = {
+    # Every reduction on lines of 0 tokens too (the fixture's empty line).
+    "lookup": _vocabulary_ids,
+    "sum": lambda words: tf.reduce_sum(_lengths(words)),
+    "prod_keepdims": lambda words: tf.reduce_prod(_lengths(words) % 3 + 1, keepdims=True),
+    "max_float": lambda words: tf.reduce_max(tf.cast(_lengths(words), tf.float32)),
+    "min_float": lambda words: tf.reduce_min(tf.strings.to_number(words), axis=-1),
+    "characters": lambda words: _fixed(tf1.string_split(words[:1], delimiter="").values),
+}
+
+
+@pytest.mark.parametrize("computation", sorted(TOKEN_COMPUTATIONS))
+def test_token_computations_are_legacys_a_block_at_a_time(lines, computation):
+    def build(api):
+        _, words = _tokens(api, lines, SPLITS["string_split"])
+        return api.batch([TOKEN_COMPUTATIONS[computation](words)], 8)
+
+    how = _mapped(build)
+    # Splitting a split's tokens again is not converted: one example at a time, as before.
+    assert how.startswith("per example" if computation == "characters" else "vectorized"), how
+
+
+def test_a_float_sum_of_tokens_runs_one_example_at_a_time(lines):
+    def build(api):
+        _, words = _tokens(api, lines, SPLITS["string_split"])
+        return api.batch([tf.reduce_sum(tf.strings.to_number(words))], 8)
+
+    # A block would add in another order than each example's own sum: not the same bits.
+    assert "sums floats" in _mapped(build)

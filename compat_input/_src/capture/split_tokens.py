@@ -37,6 +37,21 @@ _TOKENWISE = {
 }  # fmt: skip
 
 
+# Reductions over all of an example's tokens, as segment reductions over a block's (an
+# empty example: 0, 1, the type's lowest or highest, and for floats -inf or inf).
+_REDUCTIONS = {
+    "Sum": tf.math.unsorted_segment_sum,
+    "Prod": tf.math.unsorted_segment_prod,
+    "Max": tf.math.unsorted_segment_max,
+    "Min": tf.math.unsorted_segment_min,
+}
+
+
+def _over_the_tokens(op: tf.Operation) -> bool:
+    axes = tf.get_static_value(op.inputs[1])
+    return axes is not None and set(axes.reshape(-1).tolist()) in ({0}, {-1})
+
+
 class NotTokenwise(Exception):
     """A use of a split's tokens this module does not convert: `op` (ours, the captured
     copy of the program's) and `why`."""
@@ -183,6 +198,19 @@ def _consume(converter, op, ragged, tokens: dict, rows_count) -> None:
         return
     if op.type == "StridedSlice":
         _slice(converter, op, block, tokens, rows_count)
+        return
+    if block.padded is None and op.type in _REDUCTIONS and _over_the_tokens(op):
+        if op.type in ("Sum", "Prod") and not op.outputs[0].dtype.is_integer:
+            raise NotTokenwise(op, "sums floats, whose order a block would change")
+        stacked = _REDUCTIONS[op.type](block.values, block.rows, rows_count)
+        if op.type in ("Max", "Min") and stacked.dtype.is_floating:
+            # An empty example's float max is -inf (min: inf), a segment's the lowest finite.
+            counts = tf.math.unsorted_segment_sum(tf.ones_like(block.rows), block.rows, rows_count)
+            empty = tf.constant(float("-inf") if op.type == "Max" else float("inf"), stacked.dtype)
+            stacked = tf.where(counts > 0, stacked, empty)
+        if op.get_attr("keep_dims"):
+            stacked = tf.expand_dims(stacked, -1)
+        converter._add_conversion(op.outputs[0], tf_internals.pfor.wrap(stacked, True))
         return
     if block.padded is None and op.type in _TOKENWISE and len(op.outputs) == 1:
         if any(_varies(converter, t) or t.shape.rank not in (0, None) for t in others):
