@@ -225,3 +225,17 @@ def test_a_float_sum_of_tokens_runs_one_example_at_a_time(lines):
 
     # A block would add in another order than each example's own sum: not the same bits.
     assert "sums floats" in _mapped(build)
+
+
+def test_tokens_in_a_cond_branch_run_one_example_at_a_time(lines):
+    def build(api):
+        line, _ = _tokens(api, lines, lambda line: line)
+        count = tf.cond(
+            tf.strings.length(line) > 20,
+            lambda: tf.size(tf1.string_split([line]).values),
+            lambda: tf.constant(-1),
+        )
+        return api.batch([count, line], 8)
+
+    # The branch runs for some examples of a block only: never converted for the block.
+    assert _mapped(build).startswith("per example")

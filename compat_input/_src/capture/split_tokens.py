@@ -82,6 +82,12 @@ def convert_splits(converter, made: set, outputs: list, examples: tf.Tensor) -> 
     rows_count = tf.cast(examples, tf.int64)
     tokens: dict = {}  # By `Tensor.ref()`: tensors are unhashable in TF2 behaviour.
     for op in order:
+        if tf_internals.in_control_flow(op) and (
+            op.type in _SPLITS or any(t.ref() in tokens for t in op.inputs)
+        ):
+            # A branch or loop runs for some examples of a block, or several times: pfor's
+            # conversions of it take its own examples, not the block's.
+            raise NotTokenwise(op, "works on tokens in a tf.cond branch or a loop")
         if op.type in _SPLITS and op.outputs[1].ref() not in tokens:
             _split(converter, op, tokens, needed)
             continue
