@@ -7,6 +7,8 @@ are traced once (core/tracing.py).
 
 import functools
 import hashlib
+import re
+from typing import Optional
 
 import tensorflow as tf
 from tensorflow.core.framework import graph_pb2
@@ -16,6 +18,7 @@ from tensorflow.core.protobuf import meta_graph_pb2
 from tensorflow.core.protobuf import rewriter_config_pb2
 
 from compat_input._src.core import tf_internals
+from compat_input._src.core import tracing
 
 
 def key(graph_def, targets: list, arg_name: dict, flat_index: dict, functions: list):
@@ -171,3 +174,18 @@ def as_the_session_computes(graph_def, tensors: dict, functions: list) -> tuple:
     del optimized.node[:]
     optimized.node.extend(nodes)
     return optimized, renamed
+
+
+def program_op(name: str) -> Optional[tf.Operation]:
+    """The program's op of which the op `name` is capture's copy (`.../captured/<program's
+    name>`, in a function or not), or None: not a copy, or an op the session's rewrites
+    made (`as_the_session_computes`)."""
+    found = re.search(r"(?:^|/)captured(?:_\d+)?/(.+)$", name)
+    if found is None:
+        return None
+    try:
+        return tracing.outermost(tf.compat.v1.get_default_graph()).get_operation_by_name(
+            found.group(1)
+        )
+    except KeyError:
+        return None

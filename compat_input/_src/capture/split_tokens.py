@@ -17,10 +17,9 @@ split to pfor, which has no conversion for it: the batcher then runs one example
 as before, and says which op stopped it.
 """
 
-import re
-
 import tensorflow as tf
 
+from compat_input._src.capture import captured_graphs
 from compat_input._src.core import tf_internals
 
 _SPLITS = {"StringSplit", "StringSplitV2"}
@@ -69,16 +68,34 @@ class _Tokens:
         # (count, value) of `tf.pad(tokens, [[0, count]], constant_values=value)`.
         self.padded = padded
 
+    def counts(self, examples: tf.Tensor) -> tf.Tensor:
+        """Each example's number of tokens (int64), padding left out."""
+        return tf.math.unsorted_segment_sum(tf.ones_like(self.rows), self.rows, examples)
 
-def convert_splits(converter, made: set, outputs: list, examples: tf.Tensor) -> bool:
+
+def _hand_to_pfor(converter, tensor: tf.Tensor, stacked: tf.Tensor) -> None:
+    """pfor takes `stacked` as every example's `tensor`, and converts on from there."""
+    converter._add_conversion(tensor, tf_internals.pfor.wrap(stacked, True))
+
+
+def _again(op: tf.Operation, inputs: list) -> tf.Operation:
+    """`op` made again, its attrs as they are, on the block's `inputs`."""
+    attrs = {name: op.node_def.attr[name] for name in op.node_def.attr}
+    name = f"{op.name.rpartition('/')[2]}_block"
+    return tf_internals.create_op(
+        tf.compat.v1.get_default_graph(), op.type, inputs, attrs, name, op.op_def
+    )
+
+
+def convert_splits(converter, made: set, outputs: list, examples: tf.Tensor) -> None:
     """Converts the splits among `made` (the per-example ops) that `outputs` depend on, up
     to results of a fixed shape per example, which pfor then takes (`converter`'s
-    conversions). `examples`: the block's length. Returns whether there were any."""
+    conversions). `examples`: the block's length."""
     graph = tf.compat.v1.get_default_graph()
     needed = _needed(made, outputs)
     order = [op for op in graph.get_operations() if op in needed]
     if not any(op.type in _SPLITS for op in order):
-        return False
+        return
     rows_count = tf.cast(examples, tf.int64)
     tokens: dict = {}  # By `Tensor.ref()`: tensors are unhashable in TF2 behaviour.
     for op in order:
@@ -102,7 +119,6 @@ def convert_splits(converter, made: set, outputs: list, examples: tf.Tensor) -> 
     for output in outputs:
         if output.ref() in tokens and not _fixed_count(converter, output, tokens, rows_count):
             raise NotTokenwise(output.op, "hands on the tokens themselves")
-    return True
 
 
 def _fixed_count(converter, tensor: tf.Tensor, tokens: dict, rows_count) -> bool:
@@ -114,13 +130,13 @@ def _fixed_count(converter, tensor: tf.Tensor, tokens: dict, rows_count) -> bool
     if block.padded is not None or not shape.is_fully_defined():
         return False
     count = shape[0]
-    counts = tf.math.unsorted_segment_sum(tf.ones_like(block.rows), block.rows, rows_count)
+    counts = block.counts(rows_count)
     check = tf.debugging.assert_equal(
         counts, tf.cast(count, counts.dtype), message=f"{tensor.name}: {count} tokens expected"
     )
     with tf.control_dependencies([check]):
         stacked = tf.reshape(block.values, [-1, count])
-    converter._add_conversion(tensor, tf_internals.pfor.wrap(stacked, True))
+    _hand_to_pfor(converter, tensor, stacked)
     del tokens[tensor.ref()]  # What takes it from here is pfor's.
     return True
 
@@ -128,15 +144,11 @@ def _fixed_count(converter, tensor: tf.Tensor, tokens: dict, rows_count) -> bool
 def _declared_shape(tensor: tf.Tensor) -> tf.TensorShape:
     """`tensor`'s shape, with what the program declared of its own tensor (`set_shape`),
     which the captured copy does not keep."""
-    found = re.search(r"(?:^|/)captured(?:_\d+)?/(.+)$", tensor.op.name)
-    graph = tensor.graph
-    while getattr(graph, "outer_graph", None) is not None:
-        graph = graph.outer_graph
+    theirs = captured_graphs.program_op(tensor.op.name)
     try:
-        theirs = graph.get_operation_by_name(found.group(1)).outputs[tensor.value_index]
-        return tensor.shape.merge_with(theirs.shape)
-    except (AttributeError, KeyError, IndexError, ValueError):
-        return tensor.shape  # An op the session's rewrites made (captured_graphs.py).
+        return tensor.shape.merge_with(theirs.outputs[tensor.value_index].shape)
+    except (AttributeError, IndexError, ValueError):
+        return tensor.shape  # Not a copy of the program's: what its graph says.
 
 
 def _needed(made: set, outputs: list) -> set:
@@ -158,16 +170,7 @@ def _split(converter, op: tf.Operation, tokens: dict, needed: set) -> None:
     if any(c in needed for t in (op.outputs[0], op.outputs[2]) for c in t.consumers()):
         raise NotTokenwise(op, "has its sparse indices used")
     per_example = text.shape[0]
-    stacked = tf.reshape(converter.convert(text), [-1])
-    attrs = {name: op.node_def.attr[name] for name in op.node_def.attr}
-    split = tf_internals.create_op(
-        tf.compat.v1.get_default_graph(),
-        op.type,
-        [stacked, delimiter],
-        attrs,
-        f"{op.name.rpartition('/')[2]}_block",
-        op.op_def,
-    )
+    split = _again(op, [tf.reshape(converter.convert(text), [-1]), delimiter])
     rows = split.outputs[0][:, 0]
     if per_example != 1:
         rows = rows // per_example
@@ -179,12 +182,9 @@ def _consume(converter, op, ragged, tokens: dict, rows_count) -> None:
     block = tokens[ragged.ref()]
     others = [t for t in op.inputs if t is not ragged]
     if op.type == "Size" or op.type == "Shape":
-        count = tf.math.unsorted_segment_sum(tf.ones_like(block.rows), block.rows, rows_count) + (
-            block.padded[0] if block.padded else 0
-        )
+        count = block.counts(rows_count) + (block.padded[0] if block.padded else 0)
         count = tf.cast(count, op.outputs[0].dtype)
-        stacked = count if op.type == "Size" else tf.reshape(count, [-1, 1])
-        converter._add_conversion(op.outputs[0], tf_internals.pfor.wrap(stacked, True))
+        _hand_to_pfor(converter, op.outputs[0], count if op.type == "Size" else count[:, None])
         return
     if block.padded is None and op.type == "EnsureShape":
         # The same tokens, their count declared where it is fully defined (`_fixed_count`).
@@ -211,27 +211,17 @@ def _consume(converter, op, ragged, tokens: dict, rows_count) -> None:
         stacked = _REDUCTIONS[op.type](block.values, block.rows, rows_count)
         if op.type in ("Max", "Min") and stacked.dtype.is_floating:
             # An empty example's float max is -inf (min: inf), a segment's the lowest finite.
-            counts = tf.math.unsorted_segment_sum(tf.ones_like(block.rows), block.rows, rows_count)
             empty = tf.constant(float("-inf") if op.type == "Max" else float("inf"), stacked.dtype)
-            stacked = tf.where(counts > 0, stacked, empty)
+            stacked = tf.where(block.counts(rows_count) > 0, stacked, empty)
         if op.get_attr("keep_dims"):
             stacked = tf.expand_dims(stacked, -1)
-        converter._add_conversion(op.outputs[0], tf_internals.pfor.wrap(stacked, True))
+        _hand_to_pfor(converter, op.outputs[0], stacked)
         return
     if block.padded is None and op.type in _TOKENWISE and len(op.outputs) == 1:
         if any(_varies(converter, t) or t.shape.rank not in (0, None) for t in others):
             if op.type not in ("LookupTableFindV2", "LookupTableFind"):
                 raise NotTokenwise(op, "takes the tokens with another per-example value")
-        inputs = [block.values if t is ragged else t for t in op.inputs]
-        attrs = {name: op.node_def.attr[name] for name in op.node_def.attr}
-        made = tf_internals.create_op(
-            tf.compat.v1.get_default_graph(),
-            op.type,
-            inputs,
-            attrs,
-            f"{op.name.rpartition('/')[2]}_block",
-            op.op_def,
-        )
+        made = _again(op, [block.values if t is ragged else t for t in op.inputs])
         tokens[op.outputs[0].ref()] = _Tokens(made.outputs[0], block.rows)
         return
     raise NotTokenwise(op, "has no conversion on the tokens of a split")
@@ -281,4 +271,4 @@ def _slice(converter, op, block: _Tokens, tokens: dict, rows_count) -> None:
         cut = ragged[:, first:last]
         tokens[op.outputs[0].ref()] = _Tokens(cut.values, cut.value_rowids())
         return
-    converter._add_conversion(op.outputs[0], tf_internals.pfor.wrap(stacked, True))
+    _hand_to_pfor(converter, op.outputs[0], stacked)

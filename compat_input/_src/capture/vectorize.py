@@ -25,6 +25,7 @@ import tensorflow as tf
 
 from compat_input._src.bad_records import origins
 from compat_input._src.capture import block_converters
+from compat_input._src.capture import captured_graphs
 from compat_input._src.capture import split_tokens
 from compat_input._src.core import dataset_ops
 from compat_input._src.core import errors
@@ -94,7 +95,7 @@ def _reason(error: Exception) -> str:
         # pfor's own report of a converter's error fails on imported ops (no traceback).
         error = error.__context__
     if isinstance(error, split_tokens.NotTokenwise):
-        op = _program_op(f"<tf.Operation '{error.op.name}'>")
+        op = captured_graphs.program_op(error.op.name)
         where = f"{op.type} '{op.name}' at {errors.created_at(op)}" if op else error.op.type
         return (
             f"{where} {error.why}: a split's tokens run a block at a time through ops "
@@ -137,16 +138,11 @@ def _converting(error: Exception) -> str:
 
 def _program_op(message: str) -> Optional[tf.Operation]:
     """The program's op that pfor names in `message`, through the name capture gave its
-    copy (`.../captured/<program's name>`), or None."""
-    graph = tf.compat.v1.get_default_graph()
+    copy, or None."""
     for name in re.findall(r"(?:name: \"|<tf\.Operation ')([^\"']+)", message):
-        found = re.search(r"(?:^|/)captured(?:_\d+)?/(.+)$", name)
-        if found is None:
-            continue
-        try:
-            return graph.get_operation_by_name(found.group(1))
-        except KeyError:
-            continue  # An op the session's rewrites made (captured_graphs.py).
+        op = captured_graphs.program_op(name)
+        if op is not None:
+            return op
     return None
 
 

@@ -103,7 +103,8 @@ class _NotDense(Exception):
     pass
 
 
-def _outermost(graph: tf.Graph) -> tf.Graph:
+def outermost(graph: tf.Graph) -> tf.Graph:
+    """The program's graph that `graph` (a function's, maybe nested) is built in."""
     while getattr(graph, "outer_graph", None) is not None:
         graph = graph.outer_graph
     return graph
@@ -142,9 +143,9 @@ def _function(
     # Random ops take their seeds from the graph's seed when traced.
     handles = [tf_internals.handle_data(a) for a in args]
     attributes = _dataset_function() if attributes is None else attributes
-    cache_key = (key, tuple(flat), tuple(arg_specs), tuple(handles), _outermost(graph).seed)
+    cache_key = (key, tuple(flat), tuple(arg_specs), tuple(handles), outermost(graph).seed)
     cache_key += (tuple(attributes),)
-    cache = _traced.setdefault(_outermost(graph), {})
+    cache = _traced.setdefault(outermost(graph), {})
     hit = cache.get(cache_key) if key is not None else None
     if hit is None:
         out: dict = {}
@@ -175,7 +176,7 @@ def _function(
         except _NotDense:
             return None
         if prune:
-            concrete = _without_dead_ops(concrete, body.__name__, attributes)
+            concrete = _without_dead_ops(concrete)
         hit = (concrete, out["spec"])
         if concrete.captured_inputs or key is None:
             return concrete, list(args) + list(concrete.captured_inputs), out["spec"]
@@ -196,14 +197,13 @@ def _converted_away(name: str) -> bool:
     return "/loop_body/" in name and "/pfor/" not in name
 
 
-def _without_dead_ops(concrete, name: str, attributes: dict):
+def _without_dead_ops(concrete):
     """`concrete` less the ops that nothing it returns or runs depends on.
 
     pfor leaves the per-example graph it converted in the block's function, dead: a third
     of a CSV example's. Every iterator instantiates the function whole, and each node costs
     every pipeline kilobytes (50 towers: 4 MB for those of the CSV example).
     """
-    del name, attributes  # The FunctionDef keeps both.
     graph = concrete.graph
     if concrete.captured_inputs:  # Its callers pass them: left as it is.
         return concrete

@@ -383,8 +383,9 @@ def start_pipelines(sess, graph: Optional[tf.Graph] = None) -> int:
     # made after the pipeline it counts) is initialized first, in a run of its own. So is
     # all state where a tf.data service is used: registering a dataset with it serializes
     # the state the dataset reads, and that is an input of the start, not after it.
-    late = any(p.state_initialized() is not chain[0] for p in pipelines) if chain else False
-    if chain and (late or chosen_service()):
+    if chain and (
+        chosen_service() or any(p.state_initialized() is not chain[0] for p in pipelines)
+    ):
         sess.run(chain)
         chain = []
     sess.run(chain + starts)
