@@ -26,7 +26,7 @@ class _Program:
     def __init__(self, api):
         self.graph = tf.Graph()
         with self.graph.as_default():
-            x = api.range_input_producer(10**9, shuffle=False).dequeue()
+            x = api.range_input_producer(10**7, shuffle=False).dequeue()
             batch = api.batch([tf.cast(x, tf.float32)], 20, capacity=200)
             loss = tf.reduce_sum(batch)
             self.sess = tf1.Session()
@@ -52,25 +52,31 @@ def main() -> None:
     tf1.disable_v2_behavior()
     import compat_input
 
+    # Two programs of each mode, and each round runs them in another order: the program
+    # run after legacy's chunk ran 20-30 us a step slower than the others (legacy's runner
+    # threads refill its queue meanwhile), which, one program a mode in a fixed order,
+    # an earlier version of this benchmark took for the clock's cost (35 us a read).
+    programs: dict = {"legacy queues": [_Program(tf1.train)]}
+    for timed in (False, True, True, False):
+        compat_input.configure(input_waits=timed)
+        mode = "compat_input, reads timed (default)" if timed else "compat_input, input_waits=False"
+        programs.setdefault(mode, []).append(_Program(compat_input))
     compat_input.configure(input_waits=True)
-    timed = _Program(compat_input)
-    compat_input.configure(input_waits=False)
-    untimed = _Program(compat_input)
-    programs = {
-        "legacy queues": _Program(tf1.train),
-        "compat_input, reads timed (default)": timed,
-        "compat_input, input_waits=False": untimed,
-    }
-    times: dict = {mode: [] for mode in programs}
-    for _ in range(args.repeats):
-        for mode, program in programs.items():
-            times[mode].append(program.chunk_us(args.steps))
+    times: dict = {mode: [[] for _ in built] for mode, built in programs.items()}
+    turns = [(p, chunks) for mode in programs for p, chunks in zip(programs[mode], times[mode])]
+    for round_ in range(args.repeats):
+        shift = round_ % len(turns)
+        for program, chunks in turns[shift:] + turns[:shift]:
+            chunks.append(program.chunk_us(args.steps))
     print(f"us a step (medians of {args.repeats} chunks of {args.steps} steps, TF1 behaviour)\n")
-    print("| mode | us a step | middle half of the chunks |\n|---|---|---|")
-    for mode, values in times.items():
+    print("| mode | us a step | middle half of the chunks | each program (build order) |")
+    print("|---|---|---|---|")
+    for mode, per_program in times.items():
+        values = [v for chunks in per_program for v in chunks]
         q = statistics.quantiles(values, n=4)
-        print(f"| {mode} | {statistics.median(values):.1f} | {q[0]:.0f}-{q[2]:.0f} |")
-    for program in programs.values():
+        each = " / ".join(f"{statistics.median(chunks):.1f}" for chunks in per_program)
+        print(f"| {mode} | {statistics.median(values):.1f} | {q[0]:.0f}-{q[2]:.0f} | {each} |")
+    for program in (p for built in programs.values() for p in built):
         program.coord.request_stop()
         program.coord.join(program.threads)
         program.sess.close()

@@ -1,5 +1,7 @@
 """Batchers against TensorFlow's own queues (contract §4, exp2, exp5, exp6)."""
 
+import time
+
 import pytest
 import tensorflow as tf
 
@@ -757,3 +759,37 @@ def test_a_branch_not_taken_holds_back_nothing_of_the_branch_taken():
 
     compat = assert_same(build)
     assert len(compat.values) == 3
+
+
+@pytest.mark.parametrize("stateful", [True, False])
+def test_one_thread_runs_a_stateful_per_example_op_one_call_at_a_time(tmp_path, stateful):
+    # Examples of several shapes go one at a time (no blocks); with num_threads=1 the
+    # per-example graph runs ahead on parallel calls only where no stateful op could see
+    # it: a stateful py_func is never called twice at once, as on legacy's one thread.
+    lines = "".join(" ".join(["7"] * (1 + i % 4)) + "\n" for i in range(24))
+    f = write(str(tmp_path / "lines.txt"), lines)
+    active, most = [0], [0]
+
+    def slow(v):
+        active[0] += 1
+        most[0] = max(most[0], active[0])
+        time.sleep(0.002)  # Without the GIL: a second call could start meanwhile.
+        active[0] -= 1
+        return v
+
+    def build(api):
+        queue = api.string_input_producer([f], num_epochs=1, shuffle=False)
+        _, line = api.TextLineReader().read(queue)
+        ids = tf.strings.to_number(tf1.string_split([line]).values, tf.int32)
+        ids = tf1.py_func(slow, [ids], tf.int32, stateful=stateful)
+        ids.set_shape([None])
+        return api.batch([ids], 4, dynamic_pad=True, allow_smaller_final_batch=True)
+
+    for api in (legacy_api(), compat_api()):
+        most[0] = 0
+        run = run_scenario(api, build)
+        assert len(examples(run)) == 24
+        if stateful or api.name == "legacy":
+            assert most[0] == 1, (api.name, most[0])
+    compat = assert_same(build)
+    assert len(examples(compat)) == 24
