@@ -10,7 +10,6 @@ from tensorflow.core.framework import attr_value_pb2
 from tensorflow.core.framework import function_pb2
 
 from compat_input._src.core import graph_ops
-from compat_input._src.core import inline_runs
 from compat_input._src.core import tf_internals
 from compat_input._src.core.options import chosen_service
 from compat_input._src.core.state_variables import initial
@@ -309,10 +308,6 @@ def shared_map(
         "preserve_cardinality": preserve_cardinality,
         **typed(spec),
     }
-    # One op after the other on the map's own thread where the executor for that allows.
-    common["use_inter_op_parallelism"] = not inline_runs.inline_safe(
-        tf.compat.v1.get_default_graph(), common["f"].name
-    )
     if parallel.get("num_parallel_calls"):
         deterministic = parallel.get("deterministic")
         variant = graph_ops.ParallelMapDatasetV2(
