@@ -48,16 +48,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=40)
     parser.add_argument("--steps", type=int, default=500)
+    parser.add_argument("--programs", type=int, default=2, help="programs of each mode")
     args = parser.parse_args()
     tf1.disable_v2_behavior()
     import compat_input
 
-    # Two programs of each mode, and each round runs them in another order: the program
-    # run after legacy's chunk ran 20-30 us a step slower than the others (legacy's runner
-    # threads refill its queue meanwhile), which, one program a mode in a fixed order,
-    # an earlier version of this benchmark took for the clock's cost (35 us a read).
+    # `--programs` programs of each mode, built alternately, and each round runs them in
+    # another order: two programs of one mode differ by 4-25 us a step here, which, one
+    # program a mode, an earlier version of this benchmark took for the clock's cost.
     programs: dict = {"legacy queues": [_Program(tf1.train)]}
-    for timed in (False, True, True, False):
+    for timed in [k % 4 in (1, 2) for k in range(2 * args.programs)]:
         compat_input.configure(input_waits=timed)
         mode = "compat_input, reads timed (default)" if timed else "compat_input, input_waits=False"
         programs.setdefault(mode, []).append(_Program(compat_input))

@@ -279,10 +279,6 @@ def examples_of(item: ExampleList, elements, parallel, skipping: bool, logs: lis
     if blocks is not None:
         return blocks
     log = example_log(item, skipping, logs)
-    if not parallel and log is None and not item.captured.stateful:
-        # Examples made ahead, in order, as blocks above: an error still comes after every
-        # example before it, and no state sees the difference.
-        parallel = {"num_parallel_calls": tf.data.AUTOTUNE, "deterministic": True}
     if log is None and key is not None:
         # The tf.compat.v1 map's choice: an OutOfRangeError from the graph ends the input.
         return tracing.shared_map(
