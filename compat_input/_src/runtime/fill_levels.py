@@ -10,9 +10,8 @@ same element types), and each read adds what it took and how long it waited in t
 iterator's read. Made minus taken is what legacy's queue held ready for its dequeue: the
 batches made ahead, at most the capacity they share. A read pays four small ops (two clock
 reads, a subtraction, one addition of the three counts; a batch size known at build is a
-constant): 3-14 us a read on a 130 us read-only step, within what a 2-core machine
-resolves; `configure(input_waits=False)` leaves the clock off
-(benchmarks/results/fill-levels.md).
+constant): about 20 us a read on a 130 us read-only step, nearly all of it the clock;
+`configure(input_waits=False)` leaves the clock off (benchmarks/results/fill-levels.md).
 
 All are reset when the pipeline starts. After a restore the checkpoint's prefetched
 batches were never counted as made: the level reads low by at most those until the
