@@ -2,12 +2,13 @@
 
 One process, TF1 behaviour, a `batch` of 20 cheap examples read by a one-op model, so that
 a read's own overhead is most of the step: legacy queues, compat_input with reads timed (the
-default), and compat_input with `configure(input_waits=False)`, each its own graph and
-session kept open, run in alternating chunks; each figure is the median of `--repeats`
-chunks of `--steps` steps, in microseconds a step. Whole programs, the same change
-measured between revisions: benchmarks/revisions.py.
+default), and compat_input with `configure(input_waits=False)`, `--programs` of each
+compat_input mode, each its own graph and session kept open, run in rounds of chunks, each
+round in another order; each figure is the median of `--repeats` chunks of `--steps` steps,
+in microseconds a step, then each program's. Whole programs, the same change measured
+between revisions: benchmarks/revisions.py.
 
-    python benchmarks/fill_levels.py [--repeats 40] [--steps 500]
+    python benchmarks/fill_levels.py [--repeats 40] [--steps 500] [--programs 2]
 """
 
 import argparse
@@ -54,7 +55,7 @@ def main() -> None:
     import compat_input
 
     # `--programs` programs of each mode, built alternately, and each round runs them in
-    # another order: two programs of one mode differ by 4-25 us a step here, which, one
+    # another order: two programs of one mode differ by 4-35 us a step here, which, one
     # program a mode, an earlier version of this benchmark took for the clock's cost.
     programs: dict = {"legacy queues": [_Program(tf1.train)]}
     for timed in [k % 4 in (1, 2) for k in range(2 * args.programs)]:
