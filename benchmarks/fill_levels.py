@@ -1,14 +1,17 @@
 """What seeing the input costs a step: the fill counts and the read clock, per read.
 
 One process, TF1 behaviour, a `batch` of 20 cheap examples read by a one-op model, so that
-a read's own overhead is most of the step: legacy queues, compat_input with reads timed (the
-default), and compat_input with `configure(input_waits=False)`, `--programs` of each
+a read's own overhead is most of the step (`--model trainer`: the tiny trainer's model, a
+matmul and its gradient step, as benchmarks/whole_programs/tiny_trainer.py): legacy queues,
+and compat_input under `install()` (as `compat-input run` runs it) three ways: untimed
+(`configure(input_waits=False)`), reads timed in sampled runs (the default), and every
+read timed in its step (`input_wait_summaries=True`); `--programs` of each
 compat_input mode, each its own graph and session kept open, run in rounds of chunks, each
 round in another order; each figure is the median of `--repeats` chunks of `--steps` steps,
 in microseconds a step, then each program's. Whole programs, the same change measured
 between revisions: benchmarks/revisions.py.
 
-    python benchmarks/fill_levels.py [--repeats 40] [--steps 500] [--programs 2]
+    python benchmarks/fill_levels.py [--repeats 40] [--steps 500] [--programs 2] [--model read]
 """
 
 import argparse
@@ -24,14 +27,20 @@ class _Program:
     """A graph and session kept open: the modes' runs alternate chunk by chunk, so that
     the machine's drift hits them alike (whole processes spread 70-160 us a step here)."""
 
-    def __init__(self, api):
+    def __init__(self, api, model: str):
         self.graph = tf.Graph()
         with self.graph.as_default():
-            x = api.range_input_producer(10**7, shuffle=False).dequeue()
-            batch = api.batch([tf.cast(x, tf.float32)], 20, capacity=200)
-            loss = tf.reduce_sum(batch)
+            x = tf.cast(api.range_input_producer(10**7, shuffle=False).dequeue(), tf.float32)
+            if model == "read":
+                batch = api.batch([x], 20, capacity=200)
+                loss = tf.reduce_sum(batch)
+            else:  # The tiny trainer's model (benchmarks/whole_programs/tiny_trainer.py).
+                features, label = api.batch([tf.fill([9], x), x], 20, capacity=200)
+                weights = tf1.get_variable("w", [9, 1], initializer=tf1.zeros_initializer())
+                error = tf.matmul(features / 1e7, weights)[:, 0] - label / 1e7
+                loss = tf1.train.GradientDescentOptimizer(0.01).minimize(tf.reduce_mean(error**2))
             self.sess = tf1.Session()
-            self.sess.run(tf1.local_variables_initializer())
+            self.sess.run([tf1.global_variables_initializer(), tf1.local_variables_initializer()])
             self.coord = tf1.train.Coordinator()
             self.threads = api.start_queue_runners(self.sess, coord=self.coord)
             self.run = self.sess.make_callable(loss)
@@ -50,6 +59,12 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=40)
     parser.add_argument("--steps", type=int, default=500)
     parser.add_argument("--programs", type=int, default=2, help="programs of each mode")
+    parser.add_argument(
+        "--model",
+        choices=("read", "trainer"),
+        default="read",
+        help="read: a one-op model, the read's own cost; trainer: the tiny trainer's step",
+    )
     args = parser.parse_args()
     tf1.disable_v2_behavior()
     import compat_input
@@ -57,12 +72,22 @@ def main() -> None:
     # `--programs` programs of each mode, built alternately, and each round runs them in
     # another order: two programs of one mode differ by 4-35 us a step here, which, one
     # program a mode, an earlier version of this benchmark took for the clock's cost.
-    programs: dict = {"legacy queues": [_Program(tf1.train)]}
-    for timed in [k % 4 in (1, 2) for k in range(2 * args.programs)]:
-        compat_input.configure(input_waits=timed)
-        mode = "compat_input, reads timed (default)" if timed else "compat_input, input_waits=False"
-        programs.setdefault(mode, []).append(_Program(compat_input))
-    compat_input.configure(input_waits=True)
+    programs: dict = {"legacy queues": [_Program(tf1.train, args.model)]}
+    compat_input.install()  # As `compat-input run` runs programs: runs timed and sampled.
+    modes = {  # configure() of each mode's builds.
+        "compat_input, input_waits=False": dict(input_waits=False),
+        "compat_input, sampled runs' reads timed (default)": {},
+        "compat_input, every read timed (input_wait_summaries=True)": dict(
+            input_wait_summaries=True
+        ),
+    }
+    for k in range(args.programs):
+        for mode, settings in list(modes.items())[:: 1 if k % 2 == 0 else -1]:
+            compat_input.configure(
+                **{"input_waits": True, "input_wait_summaries": False, **settings}
+            )
+            programs.setdefault(mode, []).append(_Program(compat_input, args.model))
+    compat_input.configure(input_waits=True, input_wait_summaries=False)
     times: dict = {mode: [[] for _ in built] for mode, built in programs.items()}
     turns = [(p, chunks) for mode in programs for p, chunks in zip(programs[mode], times[mode])]
     for round_ in range(args.repeats):

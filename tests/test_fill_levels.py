@@ -15,6 +15,7 @@ import pytest
 import tensorflow as tf
 
 import compat_input
+from compat_input._src.core.options import options
 from compat_input._src.runtime import input_waits
 from helpers import compat_api
 from helpers import legacy_api
@@ -180,7 +181,7 @@ def _program(slow_producer: bool, steps: int = 30) -> list:
         merged = tf1.summary.merge_all()
         with _started() as sess:
             for step in _steps(steps, slow_producer):
-                if step % 10 == 9:
+                if step % 10 == 9 and options.input_wait_summaries:
                     summary = tf1.Summary.FromString(sess.run([loss, merged])[1])
                     shares.append(
                         next(v.simple_value for v in summary.value if v.tag.endswith("wait_share"))
@@ -218,3 +219,76 @@ def test_the_exit_report_of_a_model_bound_program_says_so(waits_counted):
     lines = input_waits.report()
     assert "not input-bound" in lines[0] and "'batch'" in lines[1]
     assert max(shares[1:]) <= 0.1, shares
+
+
+def test_a_read_that_fails_at_the_end_of_the_input_stops_waiting(waits_counted):
+    # The last read fails (OutOfRange) before its clock ends; the program then spends a
+    # second on other runs. The report must not count that second as a wait on the input.
+    with tf.Graph().as_default():
+        x = compat_input.range_input_producer(8, num_epochs=1, shuffle=False).dequeue()
+        batch = compat_input.batch([x], 4, capacity=8)
+        other = tf.constant(1)
+        with _started() as sess:
+            with pytest.raises(tf.errors.OutOfRangeError):
+                while True:
+                    sess.run(batch)
+            deadline = time.perf_counter() + 1.0
+            while time.perf_counter() < deadline:
+                sess.run(other)
+    lines = input_waits.report()
+    waited = float(lines[1].split(" waited ")[1].split(" s ")[0])
+    assert "for 8 examples" in lines[1] and waited < 0.5, lines
+
+
+@pytest.fixture
+def waits_sampled():
+    """install() as `compat-input run` runs: reads' clocks fetched by sampled runs only."""
+    compat_input.install()
+    input_waits.clear()
+    try:
+        yield
+    finally:
+        compat_input.uninstall()
+        input_waits.clear()
+
+
+@pytest.mark.parametrize("slow_producer", [True, False])
+def test_sampled_runs_tell_an_input_bound_program_from_a_model_bound_one(
+    waits_sampled, slow_producer
+):
+    _program(slow_producer)
+    lines = input_waits.report()
+    bound = "input-bound" in lines[0] and "not input-bound" not in lines[0]
+    assert bound == slow_producer, lines
+    assert "for 120 examples" in lines[1] and "sampled runs)" in lines[1], lines
+
+
+def _fed_and_read(api) -> list:
+    """Batches read, with runs between them that feed the batch in the input's place (an
+    evaluation on arrays) or fetch no input at all, for longer than a sampling period."""
+    with tf.Graph().as_default():
+        x = api.range_input_producer(10**6, shuffle=False).dequeue()
+        batch = api.batch([x], 4, capacity=8)
+        doubled = batch * 2
+        other = tf.constant(0)
+        read = []
+        with _started() as sess:
+            step = sess.make_callable(doubled)
+            for _ in range(4):
+                read.append(sess.run(doubled).tolist())
+                deadline = time.perf_counter() + 2 * input_waits.SAMPLE_SECONDS
+                while time.perf_counter() < deadline:
+                    sess.run(doubled, feed_dict={batch: [7, 7, 7, 7]})
+                    sess.run(other)
+                read.append(step().tolist())
+    return read
+
+
+def test_a_sampled_run_never_reads_where_the_program_did_not(waits_sampled):
+    # A run sampled fetches its reads' clocks, which run the reads: a run that fed the
+    # batch, or fetched no input, must take no batch from the program.
+    compat = _fed_and_read(compat_input)
+    compat_input.uninstall()
+    legacy = _fed_and_read(legacy_api())
+    compat_input.install()
+    assert compat == legacy

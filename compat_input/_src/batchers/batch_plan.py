@@ -239,13 +239,11 @@ def _count_taken(plan: BatchPlan):
         return None
 
     def count(batch):
-        first = tf.nest.flatten(batch)[0]
-        size = first.dense_shape[0] if isinstance(first, tf.SparseTensor) else tf.shape(first)[0]
+        # Known at build: a constant of the graph's, not one more node after the read.
+        size = fill_levels.length(tf.nest.flatten(batch)[0], dtype=tf.int64)
         # After the read: a static size would let the count run even when the read fails.
         with tf.control_dependencies(tf.nest.flatten(batch, expand_composites=True)):
-            counted = graph_ops.AssignAddVariableOp(
-                resource=plan.batched.handle, value=tf.cast(size, tf.int64)
-            )
+            counted = graph_ops.AssignAddVariableOp(resource=plan.batched.handle, value=size)
             if plan.last_taken is None:
                 return counted
             last = probes.fingerprints([t[-1:] for t in tf.nest.flatten(batch)])[0]

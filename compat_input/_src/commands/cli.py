@@ -186,8 +186,8 @@ def main(argv=None) -> int:
     run_parser.add_argument(
         "--no-input-waits",
         action="store_true",
-        help="reads do not time their waits on the input (about 35 us a read; the report at exit "
-        "then gives no waits)",
+        help="no run times its reads' waits on the input (sampled runs do, at no cost measured; "
+        "the report at exit then gives no waits)",
     )
     run_parser.add_argument("script")
     run_parser.add_argument("args", nargs=argparse.REMAINDER)

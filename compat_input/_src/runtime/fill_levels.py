@@ -8,10 +8,15 @@ its input. A pipeline has no queue to ask, so it counts, in one variable `counts
 examples of each element it makes (one function for every pipeline of the graph with the
 same element types), and each read adds what it took and how long it waited in the
 iterator's read. Made minus taken is what legacy's queue held ready for its dequeue: the
-batches made ahead, at most the capacity they share. A read pays four small ops (two clock
-reads, a subtraction, one addition of the three counts; a batch size known at build is a
-constant): about 20 us a read on a 130 us read-only step, nearly all of it the clock;
-`configure(input_waits=False)` leaves the clock off (benchmarks/results/fill-levels.md).
+batches made ahead, at most the capacity they share.
+
+How long reads wait is timed two ways. By default a read has a clock beside it that no
+step runs but one that fetches it: `install()` fetches the clocks of the reads a run runs
+anyway in one run every few milliseconds of run time (input_waits.py), and each such run
+adds its reads' waits and examples to `samples`. Clocks in every step (`clock`, on with
+`input_wait_summaries`, which read the waits in the graph) cost five executor nodes a
+read, 3-4% of the tiny trainer's 0.2 ms step; sampled, nothing measurable
+(benchmarks/results/fill-levels.md). `configure(input_waits=False)` makes neither.
 
 All are reset when the pipeline starts. After a restore the checkpoint's prefetched
 batches were never counted as made: the level reads low by at most those until the
@@ -51,11 +56,17 @@ class FillLevel:
         # [examples made, examples taken, seconds waited], one variable (each costs every
         # session an op and its initialization): float64 counts examples exactly to 2**53.
         self.counts = pipeline_lib.state_variable(initial(0.0, tf.float64, [3]), "counts")
-        self.timed = options.input_waits  # Reads time their waits (`clock`).
+        # Every read times its wait in the step (`clock`) where summaries show the waits;
+        # else reads have clocks that only sampled runs fetch (`sample_clocks`).
+        self.timed = options.input_waits and options.input_wait_summaries
+        self.sampled = options.input_waits and not self.timed
+        # Of the sampled reads: (the ops each read runs, its [seconds waited, examples]).
+        self.clocks: list = []
+        self.samples = [0, 0.0, 0.0]  # Runs sampled, seconds waited, examples (input_waits).
         # Where waits are written as summaries: the seconds waited and the time when last
         # written.
         self.last_wait = None
-        if options.input_wait_summaries and self.timed:
+        if self.timed:
             self.last_wait = pipeline_lib.state_variable(initial(0.0, tf.float64, [2]), "last")
         # The most examples the pipeline holds ready (its prefetched elements), set as it is
         # assembled: full here is full on legacy's scale, so a loop that waits for the
@@ -91,8 +102,23 @@ class FillLevel:
             dataset, f"{COUNTING}_{int(examples)}", _counted(examples), [self.counts.handle]
         )
 
+    def sample_clock(self, flat: list, size: tf.Tensor) -> None:
+        """A clock for the read of `flat`, off the step's path: a run that fetches it (1 in
+        many, input_waits.py) learns how long the read waited and how many examples it
+        took; no other run runs it. A read in a cond or loop, or in a function, has none."""
+        graph = flat[0].graph
+        if graph.building_function or any(tf_internals.in_control_flow(t.op) for t in flat):
+            return
+        with tf_internals.at_root(graph):
+            began = _step_start(graph)
+        with tf.control_dependencies(flat):
+            self.clocks.append(
+                (frozenset(t.op for t in flat), tf.stack([tf.timestamp() - began, size]))
+            )
+
     def clock(self, guards: list) -> tuple:
-        """A read's guards, then the time it begins (returned too; None untimed)."""
+        """A read's guards, then the time it begins (returned too; None where not every
+        read is timed)."""
         if not self.timed:
             return guards, None
         # The read does not wait for its first reading (a root op of the step, which runs
@@ -104,10 +130,16 @@ class FillLevel:
         """The op that adds a read's examples (one if `single`) to `taken`, and the time
         since `started` (before the read) to `waited`, once `element` is read."""
         flat = tf.nest.flatten(element, expand_composites=True)
-        size = _ONE() if single else _length(tf.nest.flatten(element)[0])
+        size = _ONE() if single else length(tf.nest.flatten(element)[0])
+        if started is None:  # Untimed: one constant of the graph's where `size` is known.
+            add = tf.stack([_ZERO(), size, _ZERO()])
+        if self.sampled:
+            self.sample_clock(flat, size)
         with tf.control_dependencies(flat):
-            waited = tf.timestamp() - started if started is not None else _ZERO()
-            add = tf.stack([_ZERO(), size, waited])
+            # (Made after the control dependencies, grappler folds a constant into one that
+            # waits for the read too: one more node on its path, about 2 us a read.)
+            if started is not None:
+                add = tf.stack([_ZERO(), size, tf.timestamp() - started])
             return [graph_ops.AssignAddVariableOp(resource=self.counts.handle, value=add)]
 
     def fraction(self) -> tf.Tensor:
@@ -136,6 +168,17 @@ def _ZERO() -> tf.Tensor:  # noqa: N802 - a constant, made once per graph.
     return initial(0.0, tf.float64)
 
 
+def _step_start(graph: tf.Graph) -> tf.Tensor:
+    """The time a step of `graph` begins: one root clock that the sampled reads share."""
+    with _lock:
+        if graph not in _starts:
+            _starts[graph] = tf.timestamp(name="compat_input_step_start")
+        return _starts[graph]
+
+
+_starts: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 def _ONE() -> tf.Tensor:  # noqa: N802
     return initial(1.0, tf.float64)
 
@@ -144,7 +187,7 @@ def _counted(examples: bool):
     def count(element, handle):
         flat = tf.nest.flatten(element, expand_composites=True)
         first = tf.nest.flatten(element)[0]
-        size = tf.constant(1.0, tf.float64) if examples else _length(first, shared=False)
+        size = tf.constant(1.0, tf.float64) if examples else length(first, shared=False)
         zero = tf.constant(0.0, tf.float64)
         add = graph_ops.AssignAddVariableOp(resource=handle, value=tf.stack([size, zero, zero]))
         with tf.control_dependencies([add]):  # One output waits for the count.
@@ -160,15 +203,16 @@ def rows(tensor: tf.Tensor):
     return known if known is not None else tf.shape(tensor)[0]
 
 
-def _length(component, shared: bool = True) -> tf.Tensor:
-    """How many examples `component` holds (float64): its first dimension; a constant
+def length(component, shared: bool = True, dtype: tf.DType = tf.float64) -> tf.Tensor:
+    """How many examples `component` holds (`dtype`): its first dimension; a constant
     where known (`shared`: the graph's one, not inside a function)."""
     if isinstance(component, tf.SparseTensor):
-        return tf.cast(component.dense_shape[0], tf.float64)
+        return tf.cast(component.dense_shape[0], dtype)
     count = rows(component)
     if not isinstance(count, int):
-        return tf.cast(count, tf.float64)
-    return initial(float(count), tf.float64) if shared else tf.constant(float(count), tf.float64)
+        return tf.cast(count, dtype)
+    value = dtype.as_numpy_dtype(count)
+    return initial(value, dtype) if shared else tf.constant(value, dtype)
 
 
 def write_summary(level: FillLevel) -> tf.Tensor:

@@ -1,11 +1,17 @@
 """How long a program's runs waited on its input: `compat-input run`'s report at exit.
 
-Each read of a batcher's pipeline adds the time it waited in the iterator's read to the
-pipeline's counts (fill_levels.py). `install()` times every `Session.run` and every call
-of a `make_callable` callable; when a session closes, or the program ends with it open,
-the counts of its graph's pipelines are read in one run and added to the totals here. The
-report gives each pipeline's waits, in seconds and as a share of the time the program spent
-in `Session.run`, and calls the program input-bound where its reads waited for at least
+`install()` times every `Session.run` and every call of a `make_callable` callable. Each
+read of a batcher's pipeline has a clock that only sampled runs fetch (fill_levels.py): a
+run is sampled once the runs of its session since the last sampled one took
+`SAMPLE_SECONDS`, with the clocks of the reads it runs anyway (run_closures.py), so the
+clocks' few ops cost well under 1% of run time (a clock in every step cost 4% of a tiny
+trainer's 0.2 ms step: benchmarks/results/fill-levels.md). Each pipeline's waits are the
+seconds its sampled reads waited for each example they took, times the examples it took
+(counted in every read); where `input_wait_summaries` are on, every read times its wait
+in the step and the waits are that sum. When a session closes, or the program ends with
+it open, its graph's counts are read in one run and added to the totals here. The report
+gives each pipeline's waits, in seconds and as a share of the time the program spent in
+`Session.run`, and calls the program input-bound where its reads waited for at least
 `INPUT_BOUND` of it: the question a `fraction_of_N_full` summary near 0 answered on legacy
 queues.
 """
@@ -13,24 +19,25 @@ queues.
 import threading
 import time
 import weakref
+from typing import Optional
 
 from compat_input._src.core.options import options
 from compat_input._src.runtime import fill_levels
+from compat_input._src.runtime import run_closures
 
 # The share of run time spent waiting on input from which a program is input-bound.
 INPUT_BOUND = 0.2
+# A session's run is sampled once its runs since the last sampled one took this long.
+SAMPLE_SECONDS = 0.005
 
 _lock = threading.Lock()
 run_seconds = [0.0]  # The time spent in Session.run, all sessions together.
-waits: dict = {}  # Pipeline name -> [examples taken, seconds waited].
+# Pipeline name -> [examples taken, seconds waited, runs sampled (every example where all
+# reads were timed)].
+waits: dict = {}
 _sessions: weakref.WeakSet = weakref.WeakSet()  # Ran a graph with counted pipelines.
-
-
-def _ran(session, seconds: float) -> None:
-    with _lock:
-        run_seconds[0] += seconds
-        if fill_levels.levels.get(session.graph):
-            _sessions.add(session)
+# Session -> [run seconds since its last sampled run, its known fetch sets (run_closures)].
+_sampling: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _timed(session, call, args, kwargs):
@@ -38,14 +45,49 @@ def _timed(session, call, args, kwargs):
     try:
         return call(*args, **kwargs)
     finally:
-        _ran(session, time.perf_counter() - start)
+        seconds = time.perf_counter() - start
+        with _lock:
+            run_seconds[0] += seconds
+            if fill_levels.levels.get(session.graph):
+                _sessions.add(session)
+                _sampling.setdefault(session, [SAMPLE_SECONDS, {}])[0] += seconds
+
+
+def _due(session) -> Optional[list]:
+    """The session's sampling state where a run of it is due to be sampled, else None."""
+    state = _sampling.get(session) if options.input_waits else None
+    if state is None and options.input_waits and fill_levels.levels.get(session.graph):
+        with _lock:  # Its first run: sampled.
+            state = _sampling.setdefault(session, [SAMPLE_SECONDS, {}])
+    return state if state is not None and state[0] >= SAMPLE_SECONDS else None
+
+
+def _record(session, clocks: list, values) -> None:
+    with _lock:
+        _sampling[session][0] = 0.0
+        for (level, _), (seconds, examples) in zip(clocks, values):
+            level.samples[0] += 1
+            level.samples[1] += float(seconds)
+            level.samples[2] += float(examples)
 
 
 def timed_run(original):
-    """`BaseSession.run` that adds its time to `run_seconds`. Installed by `install()`."""
+    """`BaseSession.run` that adds its time to `run_seconds` and, now and then, fetches the
+    clocks of the reads it runs too. Installed by `install()`."""
 
-    def run(self, *args, **kwargs):
-        return _timed(self, original, (self, *args), kwargs)
+    def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
+        state = _due(self)
+        clocks = state and run_closures.clocks_run(
+            self.graph, fetches, feed_dict, fill_levels.levels.get(self.graph, []), state[1]
+        )
+        if not clocks:
+            if state is not None:  # Due, but reads none with a clock: try again later.
+                state[0] = 0.0
+            return _timed(self, original, (self, fetches, feed_dict, options, run_metadata), {})
+        args = (self, [fetches, [c for _, c in clocks]], feed_dict, options, run_metadata)
+        values = _timed(self, original, args, {})
+        _record(self, clocks, values[1])
+        return values[0]
 
     run.__doc__ = original.__doc__
     run.__wrapped__ = original
@@ -54,13 +96,25 @@ def timed_run(original):
 
 def timed_make_callable(original):
     """`BaseSession.make_callable` whose callables add their time too (training loops of
-    Keras and of benchmarks run steps through them)."""
+    Keras and of benchmarks run steps through them), and now and then run a twin that
+    fetches the clocks of their reads too."""
 
-    def make_callable(self, *args, **kwargs):
-        call = original(self, *args, **kwargs)
+    def make_callable(self, fetches, feed_list=None, accept_options=False):
+        call = original(self, fetches, feed_list, accept_options)
+        sampled: list = []  # [clocks, the twin], made when first due.
 
         def timed(*call_args, **call_kwargs):
-            return _timed(self, call, call_args, call_kwargs)
+            state = _due(self)
+            if state is not None and not sampled:
+                levels = fill_levels.levels.get(self.graph, [])
+                clocks = run_closures.clocks_run(self.graph, fetches, feed_list, levels, state[1])
+                twin = [fetches, [c for _, c in clocks]]
+                sampled.extend([clocks, clocks and original(self, twin, feed_list, accept_options)])
+            if state is None or not sampled[0]:
+                return _timed(self, call, call_args, call_kwargs)
+            values = _timed(self, sampled[1], call_args, call_kwargs)
+            _record(self, sampled[0], values[1])
+            return values[0]
 
         return timed
 
@@ -79,13 +133,20 @@ def collect(session) -> None:
         values = session.run([level.made_read for level in levels]) if levels else []
     except Exception:  # noqa: BLE001 - a closed or broken session: nothing to add.
         values = []
-    counts = [(level.name, value) for level, value in zip(levels, values)]
     with _lock:
         _sessions.discard(session)  # After its runs here, which add it again.
-        for name, values in counts:
-            total = waits.setdefault(name, [0, 0.0])
-            total[0] += int(values[1])  # [made, taken, waited]
-            total[1] += float(values[2])
+        for level, counts in zip(levels, values):
+            taken = int(counts[1])  # [made, taken, waited]
+            runs, seconds, examples = level.samples
+            if level.sampled:  # What its sampled reads waited an example, for every example.
+                seconds = seconds / examples * taken if examples else 0.0
+                level.samples = [0, 0.0, 0.0]
+            else:
+                seconds = float(counts[2])
+            total = waits.setdefault(level.name, [0, 0.0, 0])
+            total[0] += taken
+            total[1] += seconds
+            total[2] += runs if level.sampled else taken
 
 
 def clear() -> None:
@@ -94,6 +155,7 @@ def clear() -> None:
         run_seconds[0] = 0.0
         waits.clear()
         _sessions.clear()
+        _sampling.clear()
 
 
 def report() -> list:
@@ -118,9 +180,10 @@ def report() -> list:
         f"input: Session.run took {total_run:.2f} s; reads waited {waited:.2f} s on the "
         f"input ({share:.0%}): {verdict}"
     ]
-    for name, (examples, seconds) in sorted(counted.items(), key=lambda kv: -kv[1][1]):
+    for name, (examples, seconds, timed) in sorted(counted.items(), key=lambda kv: -kv[1][1]):
         lines.append(
             f"input: '{name}' waited {seconds:.2f} s ({seconds / total_run:.0%} of run time) "
             f"for {examples} examples, {seconds * 1e3 / examples:.3f} ms an example"
+            + ("" if timed >= examples else f" (from {timed} sampled runs)")
         )
     return lines
