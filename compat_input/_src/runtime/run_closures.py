@@ -10,6 +10,7 @@ Worked out once per set of fetches and feeds, keyed by their objects, which the 
 keeps alive (an identity is then never another object's).
 """
 
+from collections.abc import Mapping
 from typing import Any
 from typing import Optional
 
@@ -23,14 +24,27 @@ MAX_REMEMBERED = 64
 def clocks_run(graph: tf.Graph, fetches: Any, feeds: Any, levels: list, known: dict) -> list:
     """The (level, clock) pairs of `levels` whose reads a run of `fetches` with `feeds` fed
     runs anyway; `known` remembers the answers of this session's runs."""
-    fetched, fed = tf.nest.flatten(fetches), list(feeds or ())
-    key = (tuple(_identity(x) for x in fetched), tuple(_identity(x) for x in fed))
-    answer = known.get(key)
-    if answer is None:
-        if len(known) >= MAX_REMEMBERED:
-            known.clear()
-        answer = known[key] = (_clocks(graph, fetched, fed, levels), fetched, fed)
-    return answer[0]
+    try:
+        fetched, fed = _leaves(fetches), _leaves(list(feeds or ()))
+        key = (tuple(_identity(x) for x in fetched), tuple(_identity(x) for x in fed))
+        answer = known.get(key)
+        if answer is None:
+            if len(known) >= MAX_REMEMBERED:
+                known.clear()
+            answer = known[key] = (_clocks(graph, fetched, fed, levels), fetched, fed)
+        return answer[0]
+    except Exception:  # noqa: BLE001 - a run must run as it would have: sampled or not.
+        return []
+
+
+def _leaves(structure) -> list:
+    """The fetches or feeds of a structure as `Session.run` reads it. Not `tf.nest`, which
+    sorts a dict's keys (MonitoredSession's are its hooks, which do not sort)."""
+    if isinstance(structure, Mapping):
+        return [leaf for value in structure.values() for leaf in _leaves(value)]
+    if isinstance(structure, (list, tuple)):  # Named tuples too.
+        return [leaf for item in structure for leaf in _leaves(item)]
+    return [structure]
 
 
 def _identity(item) -> Any:
