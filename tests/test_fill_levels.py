@@ -191,10 +191,10 @@ def _program(slow_producer: bool, steps: int = 30) -> list:
     return shares
 
 
-@pytest.fixture
-def waits_counted():
-    """install() with input wait summaries on; the waits counted from nothing."""
-    compat_input.configure(input_wait_summaries=True)
+@contextlib.contextmanager
+def _installed(summaries: bool):
+    """install(), input wait summaries on or off; the waits counted from nothing."""
+    compat_input.configure(input_wait_summaries=summaries)
     compat_input.install()
     input_waits.clear()
     try:
@@ -203,6 +203,13 @@ def waits_counted():
         compat_input.uninstall()
         compat_input.configure(input_wait_summaries=False)
         input_waits.clear()
+
+
+@pytest.fixture
+def waits_counted():
+    """Every read timed in its step, as input wait summaries need."""
+    with _installed(summaries=True):
+        yield
 
 
 def test_the_exit_report_names_an_input_bound_pipeline(waits_counted):
@@ -242,14 +249,9 @@ def test_a_read_that_fails_at_the_end_of_the_input_stops_waiting(waits_counted):
 
 @pytest.fixture
 def waits_sampled():
-    """install() as `compat-input run` runs: reads' clocks fetched by sampled runs only."""
-    compat_input.install()
-    input_waits.clear()
-    try:
+    """As `compat-input run` runs: reads' clocks fetched by sampled runs only."""
+    with _installed(summaries=False):
         yield
-    finally:
-        compat_input.uninstall()
-        input_waits.clear()
 
 
 @pytest.mark.parametrize("slow_producer", [True, False])
