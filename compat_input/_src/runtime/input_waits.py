@@ -108,8 +108,8 @@ def timed_make_callable(original):
             if state is not None and not sampled:
                 levels = fill_levels.levels.get(self.graph, [])
                 clocks = run_closures.clocks_run(self.graph, fetches, feed_list, levels, state[1])
-                twin = [fetches, [c for _, c in clocks]]
-                sampled.extend([clocks, clocks and original(self, twin, feed_list, accept_options)])
+                twin = _twin(original, self, fetches, clocks, feed_list, accept_options)
+                sampled.extend([clocks if twin else [], twin])
             if state is None or not sampled[0]:
                 return _timed(self, call, call_args, call_kwargs)
             values = _timed(self, sampled[1], call_args, call_kwargs)
@@ -121,6 +121,15 @@ def timed_make_callable(original):
     make_callable.__doc__ = original.__doc__
     make_callable.__wrapped__ = original
     return make_callable
+
+
+def _twin(make, session, fetches, clocks, feed_list, accept_options):
+    """A callable of `fetches` and `clocks`, or None: sampling must never fail a call."""
+    try:
+        twin = [fetches, [c for _, c in clocks]]
+        return make(session, twin, feed_list, accept_options) if clocks else None
+    except Exception:  # noqa: BLE001
+        return None
 
 
 def collect(session) -> None:
