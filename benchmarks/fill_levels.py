@@ -12,6 +12,7 @@ in microseconds a step, then each program's. Whole programs, the same change mea
 between revisions: benchmarks/revisions.py.
 
     python benchmarks/fill_levels.py [--repeats 40] [--steps 500] [--programs 2] [--model read]
+        [--world tf1]
 """
 
 import argparse
@@ -58,6 +59,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=40)
     parser.add_argument("--steps", type=int, default=500)
+    parser.add_argument(
+        "--world",
+        choices=("tf1", "tf2"),
+        default="tf1",
+        help="tf1: TF1 behaviour, as `compat-input run`; tf2: TF2 behaviour, eager execution off",
+    )
     parser.add_argument("--programs", type=int, default=2, help="programs of each mode")
     parser.add_argument(
         "--model",
@@ -66,7 +73,7 @@ def main() -> None:
         help="read: a one-op model, the read's own cost; trainer: the tiny trainer's step",
     )
     args = parser.parse_args()
-    tf1.disable_v2_behavior()
+    (tf1.disable_v2_behavior if args.world == "tf1" else tf1.disable_eager_execution)()
     import compat_input
 
     # `--programs` programs of each mode, built alternately, and each round runs them in
@@ -94,7 +101,8 @@ def main() -> None:
         shift = round_ % len(turns)
         for program, chunks in turns[shift:] + turns[:shift]:
             chunks.append(program.chunk_us(args.steps))
-    print(f"us a step (medians of {args.repeats} chunks of {args.steps} steps, TF1 behaviour)\n")
+    world = "TF1 behaviour" if args.world == "tf1" else "TF2 behaviour, eager execution off"
+    print(f"us a step (medians of {args.repeats} chunks of {args.steps} steps, {world})\n")
     print("| mode | us a step | middle half of the chunks | each program (build order) |")
     print("|---|---|---|---|")
     for mode, per_program in times.items():
