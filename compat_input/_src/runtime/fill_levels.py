@@ -10,8 +10,8 @@ same element types), and each read adds what it took and how long it waited in t
 iterator's read. Made minus taken is what legacy's queue held ready for its dequeue: the
 batches made ahead, at most the capacity they share.
 
-How long reads wait is timed two ways. By default a read has a clock beside it that no
-step runs but one that fetches it: `install()` fetches the clocks of the reads a run runs
+How long reads wait is timed two ways. By default a read has a clock that no step runs
+but one that fetches it, its ops made when first fetched: `install()` fetches the clocks of the reads a run runs
 anyway in one run every few milliseconds of run time (input_waits.py), and each such run
 adds its reads' waits and examples to `samples`. Clocks in every step (`clock`, on with
 `input_wait_summaries`, which read the waits in the graph) cost five executor nodes a
@@ -60,8 +60,7 @@ class FillLevel:
         # else reads have clocks that only sampled runs fetch (`sample_clocks`).
         self.timed = options.input_waits and options.input_wait_summaries
         self.sampled = options.input_waits and not self.timed
-        # Of the sampled reads: (the ops each read runs, its [seconds waited, examples]).
-        self.clocks: list = []
+        self.clocks: list = []  # Of the sampled reads (`SampleClock`).
         self.samples = [0, 0.0, 0.0]  # Runs sampled, seconds waited, examples (input_waits).
         # Where waits are written as summaries: the seconds waited and the time when last
         # written.
@@ -109,12 +108,7 @@ class FillLevel:
         graph = flat[0].graph
         if graph.building_function or any(tf_internals.in_control_flow(t.op) for t in flat):
             return
-        with tf_internals.at_root(graph):
-            began = _step_start(graph)
-        with tf.control_dependencies(flat):
-            self.clocks.append(
-                (frozenset(t.op for t in flat), tf.stack([tf.timestamp() - began, size]))
-            )
+        self.clocks.append(SampleClock(frozenset(t.op for t in flat), flat, size))
 
     def clock(self, guards: list) -> tuple:
         """A read's guards, then the time it begins (returned too; None where not every
@@ -168,6 +162,31 @@ def _ZERO() -> tf.Tensor:  # noqa: N802 - a constant, made once per graph.
     return initial(0.0, tf.float64)
 
 
+@dataclasses.dataclass(eq=False)
+class SampleClock:
+    """The clock of one read: `ops`, what the read runs; `flat`, what it reads; `size`, its
+    examples (float64)."""
+
+    ops: frozenset
+    flat: list
+    size: tf.Tensor
+    _tensor: Optional[tf.Tensor] = None
+
+    @property
+    def tensor(self) -> tf.Tensor:
+        """[seconds the read waited since its step began, examples], made when a sampled run
+        first asks (a program run without install() makes none; a tower's build pays no
+        op for it)."""
+        with _making:
+            if self._tensor is None:
+                graph = self.flat[0].graph
+                with tf_internals.at_root(graph):
+                    began = _step_start(graph)
+                    with tf.control_dependencies(self.flat):
+                        self._tensor = tf.stack([tf.timestamp() - began, self.size])
+        return self._tensor
+
+
 def _step_start(graph: tf.Graph) -> tf.Tensor:
     """The time a step of `graph` begins: one root clock that the sampled reads share."""
     with _lock:
@@ -177,6 +196,7 @@ def _step_start(graph: tf.Graph) -> tf.Tensor:
 
 
 _starts: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_making = threading.Lock()  # Clocks made while the program runs, from any thread.
 
 
 def _ONE() -> tf.Tensor:  # noqa: N802

@@ -59,9 +59,8 @@ def _clocks(graph: tf.Graph, fetched: list, fed: list, levels: list) -> list:
     if starts is None or fed_names is None:
         return []
     fed_names = {t.name for t in fed_names if isinstance(t, tf.Tensor)}
-    wanted = set().union(*(ops for _, (ops, _) in clocks))
-    ran = _ops_run(starts, fed_names, wanted)
-    return [(level, tensor) for level, (ops, tensor) in clocks if ops <= ran]
+    ran = _ops_run(starts, fed_names, set().union(*(clock.ops for _, clock in clocks)))
+    return [(level, clock.tensor) for level, clock in clocks if clock.ops <= ran]
 
 
 def _elements(graph: tf.Graph, items: list) -> Optional[list]:
