@@ -11,9 +11,9 @@ iterator's read. Made minus taken is what legacy's queue held ready for its dequ
 batches made ahead, at most the capacity they share.
 
 How long reads wait is timed two ways. By default a read has a clock that no step runs
-but one that fetches it, its ops made when first fetched: `install()` fetches the clocks of the reads a run runs
-anyway in one run every few milliseconds of run time (input_waits.py), and each such run
-adds its reads' waits and examples to `samples`. Clocks in every step (`clock`, on with
+but one that fetches it, its ops made when first fetched: `install()` fetches the clocks
+of the reads a run runs anyway in one run every few milliseconds of run time
+(input_waits.py), and each such run adds its reads' waits and examples to `samples`. Clocks in every step (`clock`, on with
 `input_wait_summaries`, which read the waits in the graph) cost five executor nodes a
 read, 3-4% of the tiny trainer's 0.2 ms step; sampled, nothing measurable
 (benchmarks/results/fill-levels.md). `configure(input_waits=False)` makes neither.
