@@ -13,10 +13,11 @@ batches made ahead, at most the capacity they share.
 How long reads wait is timed two ways. By default a read has a clock that no step runs
 but one that fetches it, its ops made when first fetched: `install()` fetches the clocks
 of the reads a run runs anyway in one run every few milliseconds of run time
-(input_waits.py), and each such run adds its reads' waits and examples to `samples`. Clocks in every step (`clock`, on with
-`input_wait_summaries`, which read the waits in the graph) cost five executor nodes a
-read, 3-4% of the tiny trainer's 0.2 ms step; sampled, nothing measurable
-(benchmarks/results/fill-levels.md). `configure(input_waits=False)` makes neither.
+(input_waits.py), and each such run adds its reads' waits and examples to `samples`.
+Clocks in every step (`clock`, on with `input_wait_summaries`, which read the waits in the
+graph) cost five executor nodes a read, 3-4% of the tiny trainer's 0.2 ms step; sampled,
+nothing measurable (benchmarks/results/fill-levels.md). `configure(input_waits=False)`
+makes neither.
 
 All are reset when the pipeline starts. After a restore the checkpoint's prefetched
 batches were never counted as made: the level reads low by at most those until the
@@ -57,7 +58,7 @@ class FillLevel:
         # session an op and its initialization): float64 counts examples exactly to 2**53.
         self.counts = pipeline_lib.state_variable(initial(0.0, tf.float64, [3]), "counts")
         # Every read times its wait in the step (`clock`) where summaries show the waits;
-        # else reads have clocks that only sampled runs fetch (`sample_clocks`).
+        # else reads have clocks that only sampled runs fetch (`sample_clock`).
         self.timed = options.input_waits and options.input_wait_summaries
         self.sampled = options.input_waits and not self.timed
         self.clocks: list = []  # Of the sampled reads (`SampleClock`).
