@@ -32,8 +32,8 @@ SAMPLE_SECONDS = 0.005
 
 _lock = threading.Lock()
 run_seconds = [0.0]  # The time spent in Session.run, all sessions together.
-# Pipeline name -> [examples taken, seconds waited, runs sampled (every example where all
-# reads were timed)].
+# Pipeline name -> [examples taken, seconds waited, runs sampled, whether its waits were
+# sampled (else every read was timed)].
 waits: dict = {}
 _sessions: weakref.WeakSet = weakref.WeakSet()  # Ran a graph with counted pipelines.
 # Session -> [run seconds since its last sampled run, its known fetch sets (run_closures)].
@@ -50,15 +50,20 @@ def _timed(session, call, args, kwargs):
             run_seconds[0] += seconds
             if fill_levels.levels.get(session.graph):
                 _sessions.add(session)
-                _sampling.setdefault(session, [SAMPLE_SECONDS, {}])[0] += seconds
+                _sampling_state(session)[0] += seconds
+
+
+def _sampling_state(session) -> list:
+    """The session's sampling state, made due (its first run is sampled). Under `_lock`."""
+    return _sampling.setdefault(session, [SAMPLE_SECONDS, {}])
 
 
 def _due(session) -> Optional[list]:
     """The session's sampling state where a run of it is due to be sampled, else None."""
     state = _sampling.get(session) if options.input_waits else None
     if state is None and options.input_waits and fill_levels.levels.get(session.graph):
-        with _lock:  # Its first run: sampled.
-            state = _sampling.setdefault(session, [SAMPLE_SECONDS, {}])
+        with _lock:
+            state = _sampling_state(session)
     return state if state is not None and state[0] >= SAMPLE_SECONDS else None
 
 
@@ -146,16 +151,15 @@ def collect(session) -> None:
         _sessions.discard(session)  # After its runs here, which add it again.
         for level, counts in zip(levels, values):
             taken = int(counts[1])  # [made, taken, waited]
-            runs, seconds, examples = level.samples
-            if level.sampled:  # What its sampled reads waited an example, for every example.
-                seconds = seconds / examples * taken if examples else 0.0
-                level.samples = [0, 0.0, 0.0]
-            else:
-                seconds = float(counts[2])
-            total = waits.setdefault(level.name, [0, 0.0, 0])
+            total = waits.setdefault(level.name, [0, 0.0, 0, level.sampled])
             total[0] += taken
-            total[1] += seconds
-            total[2] += runs if level.sampled else taken
+            if level.sampled:  # What its sampled reads waited an example, for every example.
+                runs, seconds, examples = level.samples
+                level.samples = [0, 0.0, 0.0]
+                total[1] += seconds / examples * taken if examples else 0.0
+                total[2] += runs
+            else:
+                total[1] += float(counts[2])
 
 
 def clear() -> None:
@@ -189,10 +193,12 @@ def report() -> list:
         f"input: Session.run took {total_run:.2f} s; reads waited {waited:.2f} s on the "
         f"input ({share:.0%}): {verdict}"
     ]
-    for name, (examples, seconds, timed) in sorted(counted.items(), key=lambda kv: -kv[1][1]):
+    for name, (examples, seconds, runs, sampled) in sorted(
+        counted.items(), key=lambda kv: -kv[1][1]
+    ):
         lines.append(
             f"input: '{name}' waited {seconds:.2f} s ({seconds / total_run:.0%} of run time) "
             f"for {examples} examples, {seconds * 1e3 / examples:.3f} ms an example"
-            + ("" if timed >= examples else f" (from {timed} sampled runs)")
+            + (f" (from {runs} sampled runs)" if sampled else "")
         )
     return lines
