@@ -197,10 +197,13 @@ def test_run_serves_a_program_that_imports_tensorflow_compat_v1_itself(tmp_path,
         "with tf.Session() as sess:\n"
         "    sess.run(tf.local_variables_initializer())\n"
         "    coord = tf.train.Coordinator()\n"
-        "    tf.train.start_queue_runners(sess, coord)\n"
+        "    threads = tf.train.start_queue_runners(sess, coord)\n"
         "    for _ in range(3):\n"
         "        print(sess.run(batch)[0].tolist())\n"
         "    coord.request_stop()\n"
+        # Joined: legacy's runner threads left running at exit can abort the process
+        # ("FATAL: exception not rethrown", once in a suite run here).
+        "    coord.join(threads)\n"
         "print(type(tf.TextLineReader()).__module__)\n"
     )
     legacy, _ = _cli("--legacy", str(script))
