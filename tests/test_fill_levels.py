@@ -16,6 +16,7 @@ import tensorflow as tf
 
 import compat_input
 from compat_input._src.core.options import options
+from compat_input._src.runtime import fill_levels
 from compat_input._src.runtime import input_waits
 from helpers import compat_api
 from helpers import legacy_api
@@ -248,10 +249,27 @@ def test_a_read_that_fails_at_the_end_of_the_input_stops_waiting(waits_counted):
 
 
 @pytest.fixture
-def waits_sampled():
-    """As `compat-input run` runs: reads' clocks fetched by sampled runs only."""
+def waits_sampled(monkeypatch):
+    """As `compat-input run` runs: reads' clocks fetched by sampled runs only, from the
+    first run on (these programs run for less than the warm-up)."""
+    monkeypatch.setattr(input_waits, "WARMUP_SECONDS", 0.0)
     with _installed(summaries=False):
         yield
+
+
+def test_a_program_shorter_than_the_warm_up_is_not_sampled():
+    # Its start-up says nothing of its waits, and a sampled run would cost it an executor.
+    with _installed(summaries=False):
+        with tf.Graph().as_default():
+            x = compat_input.range_input_producer(100, shuffle=False).dequeue()
+            batch = compat_input.batch([x], 4, capacity=8)
+            with _started() as sess:
+                read = [sess.run(batch).tolist() for _ in range(3)]
+            level = fill_levels.levels[batch.graph][0]
+        assert read == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11]]
+        assert level.samples[0] == 0 and not level.clocks[0]._tensor
+        lines = input_waits.report()
+    assert len(lines) == 1 and "no waits to report" in lines[0], lines
 
 
 @pytest.mark.parametrize("slow_producer", [True, False])

@@ -51,11 +51,12 @@ class StateVariable:
         self.initial_value = value
         self.dtype = value.dtype.base_dtype
         self.shape = value.shape if shape is None else tf.TensorShape(shape)
-        with tf1.name_scope(None, name, []) as scope:
-            # A name ending in "/" is taken whole: the handle op is the scope's own name.
-            self.handle = graph_ops.VarHandleOp(
-                dtype=self.dtype, shape=self.shape, shared_name=scope[:-1], name=scope
-            )
+        # The name a scope `name` would take (marked used as that scope's would be); a name
+        # ending in "/" is taken whole. Without opening the scope: a tower makes nine.
+        scope = tf1.get_default_graph().unique_name(name)
+        self.handle = graph_ops.VarHandleOp(
+            dtype=self.dtype, shape=self.shape, shared_name=scope, name=f"{scope}/"
+        )
         self.name = self.handle.name
         self.op = self.handle.op
         self.graph = self.handle.graph

@@ -92,7 +92,7 @@ _DATASET_FUNCTION = {"_tf_data_function": True, "experimental_ints_on_device": T
 _CALLED_FUNCTION = {"_tf_data_function": True}
 # Our own called functions order their effects explicitly (`after`, control dependencies)
 # and branch with `branch`: automatic control dependencies would chain a dead side's ops.
-_OWN_CALLED_FUNCTION = {**_CALLED_FUNCTION, "_disable_acd": True}
+_OWN_CALLED_FUNCTION = {**_CALLED_FUNCTION, "_disable_acd": True, "_noinline": True}
 
 
 def _dataset_function() -> dict:
@@ -336,6 +336,16 @@ def shared_flat_map(dataset, key: str, fn: Callable, args=()):
     return tf.data.experimental.from_variant(variant, spec)
 
 
+def _unoptimized() -> bytes:
+    from tensorflow.core.protobuf import config_pb2
+
+    config = config_pb2.ConfigProto()
+    config.graph_options.rewrite_options.disable_meta_optimizer = True
+    return config.SerializeToString()
+
+
+_UNOPTIMIZED = _unoptimized()
+
 # Functions `shared_call` traced, by key and argument types, for every graph of the process.
 _called: dict = {}
 
@@ -362,7 +372,7 @@ def shared_call(key: str, fn: Callable, args) -> list:
     concrete, spec = _called[signature]
     attrs = typed(spec)
     outputs = graph_ops.StatefulPartitionedCall(
-        args=list(args), Tout=attrs["output_types"], f=_attr(concrete)
+        args=list(args), Tout=attrs["output_types"], f=_attr(concrete), config_proto=_UNOPTIMIZED
     )
     for output, shape in zip(outputs, attrs["output_shapes"]):
         output.set_shape(shape)

@@ -22,6 +22,7 @@ position it lacks, or holds for another input of that name (a training checkpoin
 into an evaluation graph), starts from the beginning, and a warning says so.
 """
 
+import functools
 import hashlib
 import logging
 import os
@@ -40,10 +41,27 @@ logger = logging.getLogger("compat_input")
 _UNSERIALIZABLE_OPS = frozenset({"PyFunc", "PyFuncStateless", "EagerPyFunc"})
 
 
+class _LateNamedSpec(saveable_object.SaveSpec):
+    """A SaveSpec whose name (the checkpoint key) is made when first read."""
+
+    def __init__(self, tensor, name_of, device, dtype):
+        self._name_of = name_of
+        super().__init__(tensor, "", None, dtype=dtype, device=device)
+
+    @property
+    def name(self) -> str:
+        return self._name_of()
+
+    @name.setter
+    def name(self, value) -> None:
+        if value is not None:  # Set by the base class (None here), or renamed by a Saver.
+            self._name_of = lambda: value
+
+
 class _PipelineSaveable(saveable_object.SaveableObject):
     """A pipeline's iterator state; restoring it also marks the pipeline started."""
 
-    def __init__(self, pipeline, name: str, make_start_ops):
+    def __init__(self, pipeline, name, make_start_ops):
         iterator = pipeline.resource
         dataset = pipeline.variant
         # Counters and epoch variables the datasets touch are checkpointed (or not) as
@@ -80,11 +98,7 @@ class _PipelineSaveable(saveable_object.SaveableObject):
             return made[0]
 
         self._pipeline = pipeline
-        specs = [
-            saveable_object.SaveSpec(
-                state, "", name + "_STATE", dtype=tf.variant, device=iterator.device
-            )
-        ]
+        specs = [_LateNamedSpec(state, lambda: name() + "_STATE", iterator.device, tf.variant)]
         if pipeline.kept:
             kept_made = []
 
@@ -104,12 +118,8 @@ class _PipelineSaveable(saveable_object.SaveableObject):
                     )
                 return kept_made[0]
 
-            specs.append(
-                saveable_object.SaveSpec(
-                    kept, "", name + "_KEPT", dtype=tf.string, device=iterator.device
-                )
-            )
-        super().__init__(iterator, specs, name)
+            specs.append(_LateNamedSpec(kept, lambda: name() + "_KEPT", iterator.device, tf.string))
+        super().__init__(iterator, specs, None)
 
     def restore(self, restored_tensors, restored_shapes):
         del restored_shapes
@@ -149,8 +159,10 @@ def add_saveable(pipeline, dataset_ops: list, make_start_ops) -> None:
         )
         return
     name = f"compat_input/{pipeline.name}/position"
+    # Its key is named on first use, by a Saver: the fingerprint walks every dataset op
+    # behind the pipeline, about 1 ms a pipeline that graphs without a Saver never need.
     saveable = _PipelineSaveable(
-        pipeline, f"{name}.{fingerprint(pipeline.variant)}", make_start_ops
+        pipeline, functools.cache(lambda: f"{name}.{fingerprint(pipeline.variant)}"), make_start_ops
     )
     # `export_meta_graph` writes this collection as graph element names, looked up again by
     # `import_meta_graph`: the name of a saveable is no element, and the import failed. So

@@ -29,6 +29,11 @@ from compat_input._src.runtime import run_closures
 INPUT_BOUND = 0.2
 # A session's run is sampled once its runs since the last sampled one took this long.
 SAMPLE_SECONDS = 0.005
+# Nor are the runs of a session's first second sampled: they are its start-up (the first
+# batch waits for the input to start, whatever the model), and a sampled run's fetches cost
+# the session an executor of their own, 20-40 ms: a tiny trainer's whole 0.3 s of runs
+# paid 27 ms in its second step, and 30 ms more at exit to read the counts of no sample.
+WARMUP_SECONDS = 1.0
 
 _lock = threading.Lock()
 run_seconds = [0.0]  # The time spent in Session.run, all sessions together.
@@ -38,6 +43,7 @@ waits: dict = {}
 _sessions: weakref.WeakSet = weakref.WeakSet()  # Ran a graph with counted pipelines.
 # Session -> [run seconds since its last sampled run, its known fetch sets (run_closures)].
 _sampling: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+unsampled = [False]  # A session's pipelines were left out: it ran too briefly to sample.
 
 
 def _timed(session, call, args, kwargs):
@@ -54,8 +60,8 @@ def _timed(session, call, args, kwargs):
 
 
 def _sampling_state(session) -> list:
-    """The session's sampling state, made due (its first run is sampled). Under `_lock`."""
-    return _sampling.setdefault(session, [SAMPLE_SECONDS, {}])
+    """The session's sampling state, due once its runs took `WARMUP_SECONDS`. Under `_lock`."""
+    return _sampling.setdefault(session, [SAMPLE_SECONDS - WARMUP_SECONDS, {}])
 
 
 def _due(session) -> Optional[list]:
@@ -143,6 +149,10 @@ def collect(session) -> None:
         if session not in _sessions:
             return
         levels = [v for v in fill_levels.levels.get(session.graph, []) if v.made_read is not None]
+        # Waits of no sampled run are unknown: not read (a run of its own at exit), but said.
+        sampled = [v for v in levels if not (v.sampled and not v.samples[0])]
+        unsampled[0] = unsampled[0] or len(sampled) < len(levels)
+        levels = sampled
     try:  # One run for all (a pipeline not started reads 0: its read initializes its state).
         values = session.run([level.made_read for level in levels]) if levels else []
     except Exception:  # noqa: BLE001 - a closed or broken session: nothing to add.
@@ -166,6 +176,7 @@ def clear() -> None:
     """Forgets every count so far (a test's fresh start)."""
     with _lock:
         run_seconds[0] = 0.0
+        unsampled[0] = False
         waits.clear()
         _sessions.clear()
         _sampling.clear()
@@ -178,6 +189,11 @@ def report() -> list:
     with _lock:
         counted = {name: list(v) for name, v in waits.items() if v[0]}
         total_run = run_seconds[0]
+    if not counted and unsampled[0] and total_run > 0:
+        return [
+            f"input: Session.run took {total_run:.2f} s; reads are sampled once a session's "
+            f"runs took {WARMUP_SECONDS:g} s: no waits to report"
+        ]
     if not counted or total_run <= 0:
         return []
     if not options.input_waits:
