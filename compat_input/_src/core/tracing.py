@@ -1,6 +1,7 @@
 """Tracing our own tf.data functions."""
 
 import functools
+import itertools
 import re
 import weakref
 from collections.abc import Callable
@@ -346,8 +347,41 @@ def _unoptimized() -> bytes:
 
 _UNOPTIMIZED = _unoptimized()
 
-# Functions `shared_call` traced, by key and argument types, for every graph of the process.
+# Functions `shared_call` made, by key and argument types, for every graph of the process.
 _called: dict = {}
+_numbers = itertools.count()
+
+
+class _Defined:
+    """A function made of a plain graph's ops, as `_function` hands functions on."""
+
+    captured_inputs: tuple = ()
+
+    def __init__(self, function, name: str):
+        self._function = function
+        self._as_name_attr_list = attr_value_pb2.NameAttrList(name=name)
+
+    def add_to_graph(self, graph) -> None:
+        tf_internals.add_function(graph, self._function)
+
+
+def _defined(key: str, fn: Callable, args) -> tuple:
+    """`(function, output spec)`: `fn` built over placeholders in a graph of its own (it can
+    capture nothing) and made a function of that graph's ops. A tf.function trace cost 5-20
+    ms apiece (a waiting loop's nested traces most), every program paying for five."""
+    with tf.Graph().as_default() as graph:
+        inputs = []
+        for arg in args:
+            placeholder = graph_ops.Placeholder(dtype=arg.dtype, shape=arg.shape)
+            data = tf_internals.handle_data(arg)
+            if data is not None:
+                tf_internals.set_handle_data(placeholder, data)
+            inputs.append(placeholder)
+        result = fn(*inputs)
+    name = f"compat_input_{key}_{next(_numbers)}"
+    flat = tf.nest.flatten(result)
+    made = tf_internals.function_of_graph(graph, inputs, flat, name, _OWN_CALLED_FUNCTION)
+    return _Defined(made, name), tf.nest.map_structure(_spec, result)
 
 
 def shared_call(key: str, fn: Callable, args) -> list:
@@ -362,13 +396,7 @@ def shared_call(key: str, fn: Callable, args) -> list:
     signature = (key, tuple(_spec(a) for a in args))
     signature += (tuple(tf_internals.handle_data(a) for a in args),)
     if signature not in _called:
-        with tf.Graph().as_default():
-            concrete, _, spec = _function(
-                key, lambda _, *a: fn(*a), (), list(args), attributes=_OWN_CALLED_FUNCTION
-            )
-        if concrete.captured_inputs:
-            raise ValueError(f"shared_call: {key!r} captures {concrete.captured_inputs}")
-        _called[signature] = concrete, spec
+        _called[signature] = _defined(key, fn, args)
     concrete, spec = _called[signature]
     attrs = typed(spec)
     outputs = graph_ops.StatefulPartitionedCall(
