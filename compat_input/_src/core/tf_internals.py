@@ -58,27 +58,24 @@ def edited_function(concrete, function_def):
 
 
 def function_of_graph(graph: tf.Graph, inputs: list, outputs: list, name: str, attrs: dict):
-    """A graph function of `graph`'s ops, from `inputs` (placeholders) to `outputs`, with
-    the functions `graph` holds: a plain graph built and converted, not a tf.function traced
-    (about 2 ms of its signature machinery each, and while_v2's nested traces)."""
+    """A function of `graph`'s ops from `inputs` (placeholders) to `outputs`, calling the
+    functions `graph` holds: no public API makes one but a tf.function trace (tracing.py)."""
     from tensorflow.core.function.polymorphism import function_type
     from tensorflow.python.eager import context
     from tensorflow.python.eager.polymorphic_function import atomic_function
     from tensorflow.python.framework import graph_to_function_def
 
-    definition = graph_to_function_def.graph_to_function_def(
-        graph, graph.get_operations(), inputs, outputs
-    )
+    ops = graph.get_operations()
+    definition = graph_to_function_def.graph_to_function_def(graph, ops, inputs, outputs)
     definition.signature.name = name
     for key, value in attrs.items():
         definition.attr[key].b = value
     context.context().add_function_def(definition)
     # Its type, from which `as_graph_def(add_shapes=True)` (a Supervisor's) rebuilds its graph.
-    specs = [tf.TensorSpec(t.shape, t.dtype) for t in inputs]
-    outputs = [tf.TensorSpec(t.shape, t.dtype) for t in outputs]
-    signature = function_type.from_structured_signature((tuple(specs), {}), outputs)
-    children = list(graph._functions.values())
-    return atomic_function.AtomicFunction(name, context.context(), signature, children)
+    specs = [[tf.TensorSpec(t.shape, t.dtype) for t in ts] for ts in (inputs, outputs)]
+    signature = function_type.from_structured_signature((tuple(specs[0]), {}), specs[1])
+    called = list(graph._functions.values())
+    return atomic_function.AtomicFunction(name, context.context(), signature, called)
 
 
 try:  # TensorFlow's switch for its deprecation warnings (a context manager).
@@ -223,11 +220,9 @@ def made_once(made: dict, what: str, graph: tf.Graph, make):
 
 
 def unfinalize(graph: tf.Graph) -> None:
-    """Lets ops be added to a finalized graph (MonitoredTrainingSession finalizes it).
-
-    Only on failure paths: the error probe (bad_records/origins.py) and the position-less restore
-    (runtime/checkpoint.py) each add a few ops once, then finalize the graph again.
-    """
+    """Lets ops be added to a finalized graph (MonitoredTrainingSession finalizes it). Only
+    on failure paths: the error probe (bad_records/origins.py) and the position-less restore
+    (runtime/checkpoint.py) each add a few ops once, then finalize the graph again."""
     graph._unsafe_unfinalize()
 
 
