@@ -27,7 +27,8 @@ def test_running_a_pipeline_never_started_fails_within_seconds_with_the_fix():
                 tf.errors.InvalidArgumentError, match="never started.*start_queue_runners"
             ):
                 sess.run(b)
-            assert time.monotonic() - start < 5
+            # After waiting for a start that races the run (an imported graph's runners).
+            assert 2.5 < time.monotonic() - start < 5
 
 
 @pytest.mark.parametrize(

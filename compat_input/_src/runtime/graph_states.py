@@ -13,10 +13,9 @@ tf1 = tf.compat.v1
 
 @dataclasses.dataclass
 class StateGroup:
-    """State variables initialized together, and the check that they are (the last one is)."""
+    """State variables initialized together (whether they are: the last one's check)."""
 
     variables: list
-    is_initialized: tf.Tensor
 
 
 class GraphState:

@@ -316,8 +316,7 @@ def _initialized_so_far(graph: tf.Graph) -> tf.Operation:
             with tf_internals.at_root(graph), tf1.name_scope("compat_input_state"):
                 state.chain = start_ops.initialize_missing(fresh, state.chain)
                 if fresh:
-                    check = fresh[-1].is_initialized()
-                    state.groups.append(graph_states.StateGroup(fresh, check))
+                    state.groups.append(graph_states.StateGroup(fresh))
             state.chained += len(fresh)
         return state.chain
 

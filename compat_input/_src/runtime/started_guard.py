@@ -9,6 +9,7 @@ program's first run.
 import tensorflow as tf
 
 from compat_input._src.core import graph_ops
+from compat_input._src.core import tf_internals
 from compat_input._src.core import tracing
 from compat_input._src.runtime import start_ops
 
@@ -26,19 +27,30 @@ _START_WAIT_SECONDS = 3.0
 
 
 def _started_within_wait(started):
-    # One function for every pipeline of a graph: traced once, then a call op each.
-    since = tf.timestamp()
+    # One function for every pipeline of a graph: made once, then a call op each. A v1 loop
+    # of raw ops: `tf.while_loop` cost 8-12 ms to build (traced twice over in TF2 behaviour)
+    # and left dead nodes in the function.
+    frame = "compat_input_start_wait"
 
-    def waiting(started_now):
-        return tf.logical_and(
-            tf.logical_not(started_now), tf.timestamp() - since < _START_WAIT_SECONDS
-        )
+    def entered(value, constant=True):
+        return graph_ops.Enter(data=value, frame_name=frame, is_constant=constant)
 
-    return tf.while_loop(
-        waiting,
-        lambda _: graph_ops.VarIsInitializedOp(resource=started),
-        [graph_ops.VarIsInitializedOp(resource=started)],
-    )[0]
+    since, limit = entered(tf.timestamp()), entered(tf.constant(_START_WAIT_SECONDS, tf.float64))
+    handle = entered(started)
+    first = entered(graph_ops.VarIsInitializedOp(resource=started), constant=False)
+    started_now, _ = graph_ops.Merge(inputs=[first, first])  # Input 1: the next iteration's.
+    with tf.control_dependencies([started_now]):  # A clock read in each iteration.
+        waited = graph_ops.Sub(x=tf.timestamp(), y=since)
+    waiting = graph_ops.LogicalAnd(
+        x=graph_ops.LogicalNot(x=started_now), y=graph_ops.Less(x=waited, y=limit)
+    )
+    done, again = graph_ops.Switch(data=started_now, pred=graph_ops.LoopCond(input=waiting))
+    # After the "again" side's identity: a control edge from the Switch itself is live on
+    # both sides, and the loop ran one iteration past its end.
+    with tf.control_dependencies([graph_ops.Identity(input=again).op]):
+        next_value = graph_ops.NextIteration(data=graph_ops.VarIsInitializedOp(resource=handle))
+    tf_internals.update_input(started_now.op, 1, next_value)
+    return graph_ops.Exit(data=done)
 
 
 def _checked(ready, message):
