@@ -10,8 +10,9 @@ exactly as it was afterwards (`converters`).
 - Slice with a per-example `begin` (what `random_crop` makes). pfor gathers every
   coordinate of the result with one gather_nd, which made the crop cost more than the whole
   rest of an image pipeline; gathering one axis at a time is 3x faster.
-- AdjustContrastv2, AdjustSaturation and AdjustHue with a factor drawn for each example
-  (`random_contrast`, `random_saturation`, `random_hue`).
+- AdjustContrastv2 with a factor drawn for each example (`random_contrast`): the kernel's
+  own arithmetic over the block; AdjustSaturation and AdjustHue (`random_saturation`,
+  `random_hue`): the kernel once per example.
 - the stateless twins of seeded random ops, each example's draws from its own counter
   (random_draws.py).
 - string ops that work element by element (string_to_number, regex_replace, hashing,
@@ -26,6 +27,7 @@ import functools
 import logging
 import threading
 
+import numpy as np
 import tensorflow as tf
 
 from compat_input._src.capture import random_draws
@@ -157,6 +159,35 @@ def _adjust_per_example(pfor_input, original):
     return _pfor._fallback_converter(pfor_input, warn=False)
 
 
+def _contrast(pfor_input, original):
+    """AdjustContrastv2 with a factor drawn for each example (`random_contrast`, CIFAR-10's
+    distortion) over a whole block, as its CPU kernel computes each image: the sum of each
+    channel by folding the pixels in half until one is left (the second half added to the
+    first, a middle pixel kept), times the float `1 / pixels`, then `mean + factor * (x -
+    mean)`. The same float operations in the same order: legacy's bits, where a mean
+    reduced otherwise gave one ulp more or less on a fifth of the values. The loop of
+    kernel calls it replaces cost 8 us an example, a third of CIFAR-10's input."""
+    images, stacked, _ = pfor_input.input(0)
+    factors, factors_stacked, _ = pfor_input.input(1)
+    shape = images.shape[1:] if stacked else images.shape
+    if not (factors_stacked and images.dtype == tf.float32 and shape.rank == 3):
+        return _adjust_per_example(pfor_input, original)
+    if not shape.is_fully_defined():
+        return _adjust_per_example(pfor_input, original)
+    height, width, channels = shape.as_list()
+    flat = tf.reshape(images, [-1, height * width, channels])  # One image each example.
+    sums, length = flat, height * width
+    while length > 1:
+        right = length // 2
+        left = length - right
+        head = sums[:, :right] + sums[:, left : left + right]
+        sums = tf.concat([head, sums[:, right:left]], axis=1) if left > right else head
+        length = left
+    mean = sums * tf.constant(np.float32(1.0) / np.float32(height * width))
+    adjusted = mean + tf.reshape(factors, [-1, 1, 1]) * (flat - mean)
+    return _pfor.wrap(tf.reshape(adjusted, [-1, height, width, channels]), True)
+
+
 # Ops that work element by element on one input (index given), the others being
 # settings shared by every example: over a block they run once on the stacked input.
 # pfor has no converter for them; legacy input code uses them on every line it parses.
@@ -241,7 +272,7 @@ def converters(uniforms: list, fixed: tuple = ()):
         # pfor's own, called by ours where theirs fits.
         around = {
             "Slice": _slice,
-            "AdjustContrastv2": _adjust_per_example,
+            "AdjustContrastv2": _contrast,
             "AdjustSaturation": _adjust_per_example,
             "AdjustHue": _adjust_per_example,
         }
