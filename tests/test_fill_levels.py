@@ -10,6 +10,7 @@ most 0.25), and within 0.25 of each other.
 import contextlib
 import statistics
 import time
+from typing import Optional
 
 import pytest
 import tensorflow as tf
@@ -251,8 +252,9 @@ def test_a_read_that_fails_at_the_end_of_the_input_stops_waiting(waits_counted):
 @pytest.fixture
 def waits_sampled(monkeypatch):
     """As `compat-input run` runs: reads' clocks fetched by sampled runs only, from the
-    first run on (these programs run for less than the warm-up)."""
+    second run on (these programs run for less than the warm-up and its budget)."""
     monkeypatch.setattr(input_waits, "WARMUP_SECONDS", 0.0)
+    monkeypatch.setattr(input_waits, "TWIN_BUDGET", 0)
     with _installed(summaries=False):
         yield
 
@@ -270,6 +272,35 @@ def test_a_program_shorter_than_the_warm_up_is_not_sampled():
         assert level.samples[0] == 0 and not level.clocks[0]._tensor
         lines = input_waits.report()
     assert len(lines) == 1 and "no waits to report" in lines[0], lines
+
+
+def _slow_steps(api, steps: int, sampled_after: Optional[int] = None) -> tuple:
+    """Batches of a program whose every step takes 40 ms (its fetch set as slow to make a
+    twin of), and the runs sampled after `sampled_after` and after all its steps."""
+    with tf.Graph().as_default():
+        x = api.range_input_producer(10**6, shuffle=False).dequeue()
+        batch = api.batch([x], 4, capacity=8)
+        slow = tf1.py_func(lambda b: time.sleep(0.04) or b, [batch], tf.int32, stateful=True)
+        read, sampled = [], []
+        with _started() as sess:
+            for step in range(steps):
+                read.append(sess.run(slow).tolist())
+                if step + 1 in (sampled_after, steps) and api.name == "compat":
+                    sampled.append(fill_levels.levels[batch.graph][0].samples[0])
+    return read, sampled
+
+
+def test_a_fetch_set_is_sampled_only_once_runs_took_its_budget(monkeypatch):
+    # Its twin (the fetches and the clocks) costs the session a new executor, as long to make
+    # as the set's slowest run: only once the runs took TWIN_BUDGET times that (20 here:
+    # 0.8 s or more, 30 steps take 1.2 s).
+    monkeypatch.setattr(input_waits, "WARMUP_SECONDS", 0.0)
+    monkeypatch.setattr(input_waits, "TWIN_BUDGET", 20)
+    with _installed(summaries=False):
+        compat, sampled = _slow_steps(compat_api(), 30, sampled_after=12)
+    legacy, _ = _slow_steps(legacy_api(), 30)
+    assert compat == legacy  # Sampled or not, the program reads what it read.
+    assert sampled[0] == 0 and sampled[1] > 0, sampled
 
 
 @pytest.mark.parametrize("slow_producer", [True, False])

@@ -59,8 +59,11 @@ def keyed_records(
         graph_ops.TFRecordDataset, work, compression_type=compression or ""
     )
     blocks = records.ignore_errors().batch(block)
-    end = tf.data.Dataset.from_tensors(tf.zeros([0], tf.string))
-    blocks = blocks.map(lambda b: (False, b)).concatenate(end.map(lambda b: (True, b)))
+    # Each block marked as no end, then the end: zipped and made, not mapped (a map is a
+    # function traced, 5-10 ms of every TFRecord program's build).
+    marked = tf.data.Dataset.zip((tf.data.Dataset.from_tensors(False).repeat(), blocks))
+    end = tf.data.Dataset.from_tensors((tf.constant(True), tf.zeros([0], tf.string)))
+    blocks = marked.concatenate(end)
     note = note or (lambda key: tf.no_op())
 
     def keyed(start, element):

@@ -16,6 +16,7 @@ gives each pipeline's waits, in seconds and as a share of the time the program s
 queues.
 """
 
+import dataclasses
 import threading
 import time
 import weakref
@@ -34,6 +35,15 @@ SAMPLE_SECONDS = 0.005
 # the session an executor of their own, 20-40 ms: a tiny trainer's whole 0.3 s of runs
 # paid 27 ms in its second step, and 30 ms more at exit to read the counts of no sample.
 WARMUP_SECONDS = 1.0
+# Nor is a set of fetches sampled before the session's runs took this many times the
+# slowest run of those fetches: the first run of a set pays for the session's executor of
+# it, and a sampled run's set (the fetches and clocks) a new one as long to make (0.3-0.4 s
+# a set for a small CNN trainer's Adam step, 10% of its 30 steps' wall time when sampled at
+# once). Sampling costs a session at most 2% of its run time so, as a clock would a step.
+TWIN_BUDGET = 50
+# Runs faster than this are not timed a set (the key costs microseconds; a set this fast
+# to make is affordable after the warm-up anyway).
+SLOW_RUN_SECONDS = 0.01
 
 _lock = threading.Lock()
 run_seconds = [0.0]  # The time spent in Session.run, all sessions together.
@@ -41,12 +51,38 @@ run_seconds = [0.0]  # The time spent in Session.run, all sessions together.
 # sampled (else every read was timed)].
 waits: dict = {}
 _sessions: weakref.WeakSet = weakref.WeakSet()  # Ran a graph with counted pipelines.
-# Session -> [run seconds since its last sampled run, its known fetch sets (run_closures)].
-_sampling: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_sampling: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Session -> _Sampling.
+
+
+@dataclasses.dataclass
+class _Sampling:
+    """A session's sampling: its run seconds since its last sampled run (due from
+    SAMPLE_SECONDS on) and in all, its known fetch sets (run_closures) and the slowest run
+    of each set that ran slow (`SLOW_RUN_SECONDS`)."""
+
+    since: float = dataclasses.field(default_factory=lambda: SAMPLE_SECONDS - WARMUP_SECONDS)
+    total: float = 0.0
+    known: dict = dataclasses.field(default_factory=dict)
+    slowest: dict = dataclasses.field(default_factory=dict)
+    seen: set = dataclasses.field(default_factory=set)  # Sets that ran when a run was due.
+
+    def affords(self, key) -> bool:
+        """Whether a run of the fetch set `key` may be sampled now: not the first run of it
+        seen (a set's first run makes its executor: sampled, the next made another), and
+        its twin, as slow to make as the set's slowest run, within the budget."""
+        if key not in self.seen:
+            if len(self.seen) >= run_closures.MAX_REMEMBERED:
+                self.seen.clear()
+            self.seen.add(key)
+            return False
+        return self.total >= TWIN_BUDGET * self.slowest.get(key, 0.0)
+
+
 unsampled = [False]  # A session's pipelines were left out: it ran too briefly to sample.
 
 
-def _timed(session, call, args, kwargs):
+def _timed(session, call, args, kwargs, run_key=None):
+    """`call(*args, **kwargs)`, timed; `run_key()` names its fetch set where it ran slow."""
     start = time.perf_counter()
     try:
         return call(*args, **kwargs)
@@ -56,26 +92,49 @@ def _timed(session, call, args, kwargs):
             run_seconds[0] += seconds
             if fill_levels.levels.get(session.graph):
                 _sessions.add(session)
-                _sampling_state(session)[0] += seconds
+                state = _sampling_state(session)
+                state.since += seconds
+                state.total += seconds
+                if run_key is not None and seconds >= SLOW_RUN_SECONDS:
+                    _note_slow(state, run_key(), seconds)
 
 
-def _sampling_state(session) -> list:
+def _note_slow(state: _Sampling, key, seconds: float) -> None:
+    if key is not None:
+        if len(state.slowest) >= run_closures.MAX_REMEMBERED:
+            state.slowest.clear()
+        state.slowest[key] = max(seconds, state.slowest.get(key, 0.0))
+
+
+def _sampling_state(session) -> _Sampling:
     """The session's sampling state, due once its runs took `WARMUP_SECONDS`. Under `_lock`."""
-    return _sampling.setdefault(session, [SAMPLE_SECONDS - WARMUP_SECONDS, {}])
+    return _sampling.setdefault(session, _Sampling())
 
 
-def _due(session) -> Optional[list]:
+def _due(session) -> Optional[_Sampling]:
     """The session's sampling state where a run of it is due to be sampled, else None."""
     state = _sampling.get(session) if options.input_waits else None
     if state is None and options.input_waits and fill_levels.levels.get(session.graph):
         with _lock:
             state = _sampling_state(session)
-    return state if state is not None and state[0] >= SAMPLE_SECONDS else None
+    return state if state is not None and state.since >= SAMPLE_SECONDS else None
+
+
+def _key_of(fetches, feeds):
+    """A zero-argument function naming a run's fetch set, None where it cannot."""
+
+    def key():
+        try:
+            return run_closures.run_key(fetches, feeds)
+        except Exception:  # noqa: BLE001 - a run must run as it would have.
+            return None
+
+    return key
 
 
 def _record(session, clocks: list, values) -> None:
     with _lock:
-        _sampling[session][0] = 0.0
+        _sampling[session].since = 0.0
         for (level, _), (seconds, examples) in zip(clocks, values):
             level.samples[0] += 1
             level.samples[1] += float(seconds)
@@ -88,13 +147,17 @@ def timed_run(original):
 
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
         state = _due(self)
+        key = _key_of(fetches, feed_dict)
         clocks = state and run_closures.clocks_run(
-            self.graph, fetches, feed_dict, fill_levels.levels.get(self.graph, []), state[1]
+            self.graph, fetches, feed_dict, fill_levels.levels.get(self.graph, []), state.known
         )
+        if clocks and not state.affords(key()):
+            clocks = None
         if not clocks:
             if state is not None:  # Due, but reads none with a clock: try again later.
-                state[0] = 0.0
-            return _timed(self, original, (self, fetches, feed_dict, options, run_metadata), {})
+                state.since = 0.0
+            args = (self, fetches, feed_dict, options, run_metadata)
+            return _timed(self, original, args, {}, key)
         args = (self, [fetches, [c for _, c in clocks]], feed_dict, options, run_metadata)
         values = _timed(self, original, args, {})
         _record(self, clocks, values[1])
@@ -111,17 +174,21 @@ def timed_make_callable(original):
     fetches the clocks of their reads too."""
 
     def make_callable(self, fetches, feed_list=None, accept_options=False):
+        began = time.perf_counter()
         call = original(self, fetches, feed_list, accept_options)
+        made = time.perf_counter() - began  # Its executor's making, most of it: the twin's.
         sampled: list = []  # [clocks, the twin], made when first due.
 
         def timed(*call_args, **call_kwargs):
             state = _due(self)
-            if state is not None and not sampled:
+            if state is not None and not sampled and state.total >= TWIN_BUDGET * made:
                 levels = fill_levels.levels.get(self.graph, [])
-                clocks = run_closures.clocks_run(self.graph, fetches, feed_list, levels, state[1])
+                clocks = run_closures.clocks_run(
+                    self.graph, fetches, feed_list, levels, state.known
+                )
                 twin = _twin(original, self, fetches, clocks, feed_list, accept_options)
                 sampled.extend([clocks if twin else [], twin])
-            if state is None or not sampled[0]:
+            if state is None or not sampled or not sampled[0]:
                 return _timed(self, call, call_args, call_kwargs)
             values = _timed(self, sampled[1], call_args, call_kwargs)
             _record(self, sampled[0], values[1])
@@ -191,8 +258,10 @@ def report() -> list:
         total_run = run_seconds[0]
     if not counted and unsampled[0] and total_run > 0:
         return [
-            f"input: Session.run took {total_run:.2f} s; reads are sampled once a session's "
-            f"runs took {WARMUP_SECONDS:g} s: no waits to report"
+            f"input: Session.run took {total_run:.2f} s; no run was sampled (a session's "
+            f"runs are, after {WARMUP_SECONDS:g} s and {TWIN_BUDGET} times their fetches' "
+            "slowest run: a sampled run's fetches cost an executor of their own): no waits "
+            "to report"
         ]
     if not counted or total_run <= 0:
         return []

@@ -25,16 +25,22 @@ def clocks_run(graph: tf.Graph, fetches: Any, feeds: Any, levels: list, known: d
     """The (level, clock) pairs of `levels` whose reads a run of `fetches` with `feeds` fed
     runs anyway; `known` remembers the answers of this session's runs."""
     try:
-        fetched, fed = _leaves(fetches), _leaves(list(feeds or ()))
-        key = (tuple(_identity(x) for x in fetched), tuple(_identity(x) for x in fed))
+        key = run_key(fetches, feeds)
         answer = known.get(key)
         if answer is None:
+            fetched, fed = _leaves(fetches), _leaves(list(feeds or ()))
             if len(known) >= MAX_REMEMBERED:
                 known.clear()
             answer = known[key] = (_clocks(graph, fetched, fed, levels), fetched, fed)
         return answer[0]
     except Exception:  # noqa: BLE001 - a run must run as it would have: sampled or not.
         return []
+
+
+def run_key(fetches: Any, feeds: Any) -> tuple:
+    """What tells one run's fetches and feeds from another's: their objects' identities."""
+    fetched, fed = _leaves(fetches), _leaves(list(feeds or ()))
+    return (tuple(_identity(x) for x in fetched), tuple(_identity(x) for x in fed))
 
 
 def _leaves(structure) -> list:
