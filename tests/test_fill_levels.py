@@ -19,6 +19,7 @@ import compat_input
 from compat_input._src.core.options import options
 from compat_input._src.runtime import fill_levels
 from compat_input._src.runtime import input_waits
+from compat_input._src.runtime import run_closures
 from helpers import compat_api
 from helpers import legacy_api
 from helpers import started
@@ -274,33 +275,43 @@ def test_a_program_shorter_than_the_warm_up_is_not_sampled():
     assert len(lines) == 1 and "no waits to report" in lines[0], lines
 
 
-def _slow_steps(api, steps: int, sampled_after: Optional[int] = None) -> tuple:
-    """Batches of a program whose every step takes 40 ms (its fetch set as slow to make a
-    twin of), and the runs sampled after `sampled_after` and after all its steps."""
+def _slow_steps(api, steps: Optional[int] = None) -> tuple:
+    """Batches of a program whose every step takes 40 ms or more (its fetch set as slow to
+    make a twin of); on compat_input, run until a run was sampled (at most 150 steps), with
+    what the session had run before each step: `(run seconds, the set's slowest run, runs
+    sampled)`."""
     with tf.Graph().as_default():
         x = api.range_input_producer(10**6, shuffle=False).dequeue()
         batch = api.batch([x], 4, capacity=8)
         slow = tf1.py_func(lambda b: time.sleep(0.04) or b, [batch], tf.int32, stateful=True)
-        read, sampled = [], []
+        read, before = [], []
         with _started() as sess:
-            for step in range(steps):
+            while len(read) < (steps or 150):
+                if api.name == "compat":
+                    state = input_waits._sampling.get(sess)
+                    slowest = state.slowest.get(run_closures.run_key(slow, None), 0.0)
+                    samples = fill_levels.levels[batch.graph][0].samples[0]
+                    before.append((state.total if state else 0.0, slowest, samples))
+                    if samples and not steps:
+                        break
                 read.append(sess.run(slow).tolist())
-                if step + 1 in (sampled_after, steps) and api.name == "compat":
-                    sampled.append(fill_levels.levels[batch.graph][0].samples[0])
-    return read, sampled
+    return read, before
 
 
 def test_a_fetch_set_is_sampled_only_once_runs_took_its_budget(monkeypatch):
     # Its twin (the fetches and the clocks) costs the session a new executor, as long to make
-    # as the set's slowest run: only once the runs took TWIN_BUDGET times that (20 here:
-    # 0.8 s or more, 30 steps take 1.2 s).
+    # as the set's slowest run: only once the runs took TWIN_BUDGET times that.
     monkeypatch.setattr(input_waits, "WARMUP_SECONDS", 0.0)
-    monkeypatch.setattr(input_waits, "TWIN_BUDGET", 20)
+    monkeypatch.setattr(input_waits, "TWIN_BUDGET", 5)
     with _installed(summaries=False):
-        compat, sampled = _slow_steps(compat_api(), 30, sampled_after=12)
-    legacy, _ = _slow_steps(legacy_api(), 30)
+        compat, before = _slow_steps(compat_api())
+    legacy, _ = _slow_steps(legacy_api(), len(compat))
     assert compat == legacy  # Sampled or not, the program reads what it read.
-    assert sampled[0] == 0 and sampled[1] > 0, sampled
+    assert before[-1][2] > 0, before  # Sampled, in the end.
+    first = next(k for k, (_, _, samples) in enumerate(before) if samples)
+    total, slowest, _ = before[first - 1]  # Before the step that was sampled.
+    assert slowest >= 0.04 and total >= 5 * slowest, before
+    assert len(before) > 3, before  # Not from the start: the budget held it back.
 
 
 @pytest.mark.parametrize("slow_producer", [True, False])
