@@ -232,6 +232,44 @@ def test_a_pipeline_run_before_it_was_started_says_so_first(installed):
     assert "start_queue_runners(sess)" in first
 
 
+def test_a_local_variable_left_uninitialized_is_named_with_the_fix(installed, tmp_path):
+    # match_filenames_once makes a local variable, which a program that initializes only
+    # the global ones never initializes.
+    paths = [write(str(tmp_path / f"{k}.txt"), f"{k}\n") for k in range(2)]
+    outcomes = {}
+    for api in (legacy_api(), compat_api()):
+        if api.name == "legacy":
+            compat_input.uninstall()
+        else:
+            compat_input.install()
+        with tf.Graph().as_default():
+            files = api.match_filenames_once(str(tmp_path / "*.txt"))
+            queue = api.string_input_producer(files, shuffle=False)
+            batch = api.batch([api.TextLineReader().read(queue)[1]], 2)
+            config = tf1.ConfigProto(operation_timeout_in_ms=20000)  # Never a hang.
+            with tf1.Session(config=config) as sess:
+                sess.run(tf1.global_variables_initializer())
+                coord = tf1.train.Coordinator()
+                threads = []
+                with pytest.raises(tf.errors.OpError) as raised:  # Starting, or reading.
+                    threads += api.start_queue_runners(sess, coord)
+                    sess.run(batch)
+                coord.request_stop()
+                try:
+                    coord.join(threads)
+                except tf.errors.OpError:
+                    pass  # Legacy's runner's own error, raised again.
+        outcomes[api.name] = raised.value
+    # The same error both ways; compat_input's says the fix first.
+    for raised in outcomes.values():
+        assert isinstance(raised, tf.errors.FailedPreconditionError), raised
+        assert "matching_filenames" in raised.message
+    assert len(paths) == 2 and "local_variables_initializer" not in outcomes["legacy"].message
+    first = outcomes["compat"].message.splitlines()[0]
+    assert "local variable 'matching_filenames" in first, first
+    assert "local_variables_initializer()" in first
+
+
 def _errors_of_a_program_that_starts_before_initializing(api) -> list:
     """The OpErrors of a TF1 program whose example graph reads a variable it starts the
     input before initializing: start, one read, stop, join, each step run whatever failed."""

@@ -15,6 +15,7 @@ import tensorflow as tf
 
 from compat_input._src.core.tf_internals import session_lib
 from compat_input._src.runtime import iteration
+from compat_input._src.runtime import pipeline as pipeline_lib
 
 _LOCATED = (
     tf.errors.InvalidArgumentError,
@@ -33,6 +34,30 @@ _LOCATED = (
 _NEVER_STARTED = re.compile(
     r"compat_input pipeline \\?'.*? was never started in this session:[^\]]*"
 )
+
+
+# An uninitialized variable as graph and resource variables name it.
+_UNINITIALIZED = re.compile(
+    r"uninitialized value ([\w./-]+)|reading resource variable ([\w./-]+) from Container"
+    r"|Could not find variable ([\w./-]+)"
+)
+
+
+def _local_uninitialized(sess, error: tf.errors.OpError) -> Optional[str]:
+    """The fix, where `error` is a local variable of the graph's read uninitialized (what
+    `match_filenames_once` makes): TensorFlow's message names the variable, not the fix."""
+    found = _UNINITIALIZED.search(error.message)
+    if not isinstance(error, tf.errors.FailedPreconditionError) or found is None:
+        return None
+    name = next(g for g in found.groups() if g).rstrip(".")
+    local = {v.op.name for v in sess.graph.get_collection(tf.compat.v1.GraphKeys.LOCAL_VARIABLES)}
+    if name not in local:
+        return None
+    return (
+        f"compat_input: the input reads the local variable '{name}', not initialized in this "
+        "session: run tf.compat.v1.local_variables_initializer() (match_filenames_once and "
+        "num_epochs make local variables) before reading the input."
+    )
 
 
 def _again(error: tf.errors.OpError, first_line: str) -> Optional[tf.errors.OpError]:
@@ -55,7 +80,12 @@ def _locate(sess, fetches, error: tf.errors.OpError, run) -> tuple:
         return _again(error, never_started.group(0).replace("\\'", "'")), None
     if not isinstance(error, _LOCATED):
         return None, None
-    pipelines = [p for p in iteration.pipelines_behind(fetches) if p.origins is not None]
+    behind = iteration.pipelines_behind(fetches)
+    # Raised as the input starts too (its start reads the variable), or by a read.
+    fix = _local_uninitialized(sess, error) if pipeline_lib.pipelines_of(sess.graph) else None
+    if fix:
+        return _again(error, fix), None
+    pipelines = [p for p in behind if p.origins is not None]
     named = [
         p
         for p in pipelines
