@@ -209,13 +209,19 @@ def test_a_file_name_that_is_not_utf8_is_read(tmp_path):
     assert compat.values == legacy.values and compat.error == legacy.error
 
 
-def test_a_pipeline_run_before_it_was_started_says_so_first(installed):
-    outcomes = {}
+def _each_way():
+    """Legacy's API with compat_input uninstalled, then compat_input's installed."""
     for api in (legacy_api(), compat_api()):
         if api.name == "legacy":
             compat_input.uninstall()
         else:
             compat_input.install()
+        yield api
+
+
+def test_a_pipeline_run_before_it_was_started_says_so_first(installed):
+    outcomes = {}
+    for api in _each_way():
         with tf.Graph().as_default():
             batch = api.batch([api.range_input_producer(10).dequeue()], 2)
             # Legacy would wait forever: it gets an operation timeout.
@@ -237,11 +243,7 @@ def test_a_local_variable_left_uninitialized_is_named_with_the_fix(installed, tm
     # the global ones never initializes.
     paths = [write(str(tmp_path / f"{k}.txt"), f"{k}\n") for k in range(2)]
     outcomes = {}
-    for api in (legacy_api(), compat_api()):
-        if api.name == "legacy":
-            compat_input.uninstall()
-        else:
-            compat_input.install()
+    for api in _each_way():
         with tf.Graph().as_default():
             files = api.match_filenames_once(str(tmp_path / "*.txt"))
             queue = api.string_input_producer(files, shuffle=False)
