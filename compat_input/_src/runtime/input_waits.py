@@ -5,7 +5,10 @@ read of a batcher's pipeline has a clock that only sampled runs fetch (fill_leve
 run is sampled once the runs of its session since the last sampled one took
 `SAMPLE_SECONDS`, with the clocks of the reads it runs anyway (run_closures.py), so the
 clocks' few ops cost well under 1% of run time (a clock in every step cost 4% of a tiny
-trainer's 0.2 ms step: benchmarks/results/fill-levels.md). Each pipeline's waits are the
+trainer's 0.2 ms step: benchmarks/results/fill-levels.md). Each set of fetches sampled
+costs the session an executor of its own: none is sampled in a session's first
+`WARMUP_SECONDS` of runs, nor on its first run, nor before the runs took `TWIN_BUDGET`
+times its slowest. Each pipeline's waits are the
 seconds its sampled reads waited for each example they took, times the examples it took
 (counted in every read); where `input_wait_summaries` are on, every read times its wait
 in the step and the waits are that sum. When a session closes, or the program ends with
