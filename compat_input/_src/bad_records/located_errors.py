@@ -80,12 +80,11 @@ def _locate(sess, fetches, error: tf.errors.OpError, run) -> tuple:
         return _again(error, never_started.group(0).replace("\\'", "'")), None
     if not isinstance(error, _LOCATED):
         return None, None
-    behind = iteration.pipelines_behind(fetches)
     # Raised as the input starts too (its start reads the variable), or by a read.
     fix = _local_uninitialized(sess, error) if pipeline_lib.pipelines_of(sess.graph) else None
     if fix:
         return _again(error, fix), None
-    pipelines = [p for p in behind if p.origins is not None]
+    pipelines = [p for p in iteration.pipelines_behind(fetches) if p.origins is not None]
     named = [
         p
         for p in pipelines

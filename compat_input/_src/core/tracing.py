@@ -57,8 +57,8 @@ def branch(pred: tf.Tensor, if_true: Callable, if_false: Callable) -> tf.Tensor:
 
     Each branch's ops wait on a pivot that is dead unless its side is taken, so they do not
     run on the other; `Merge` passes the live result on. Both results are of one dtype. The
-    function holding it is traced without automatic control dependencies (`shared_call`),
-    which would make its outputs wait on the dead side's stateful ops.
+    function holding it is made from a plain graph (`shared_call`), with no automatic control
+    dependencies, which would make its outputs wait on the dead side's stateful ops.
     """
     on_false, on_true = graph_ops.Switch(data=pred, pred=pred)
     results = []
@@ -91,9 +91,8 @@ _DATASET_FUNCTION = {"_tf_data_function": True, "experimental_ints_on_device": T
 # job's dataset ("Expected only one fetch node"): with a service, our functions keep the
 # instantiation pass.
 _CALLED_FUNCTION = {"_tf_data_function": True}
-# Our own called functions order their effects explicitly (`after`, control dependencies)
-# and branch with `branch`: automatic control dependencies would chain a dead side's ops.
-_OWN_CALLED_FUNCTION = {**_CALLED_FUNCTION, "_disable_acd": True, "_noinline": True}
+# Our own called functions (`shared_call`), never inlined into a session's graph.
+_OWN_CALLED_FUNCTION = {**_CALLED_FUNCTION, "_noinline": True}
 
 
 def _dataset_function() -> dict:
@@ -127,7 +126,6 @@ def _function(
     args: list,
     dataset_out: bool = False,
     prune=False,
-    attributes=None,
 ):
     """`(concrete function, its extra inputs, output spec)`, or None where not dense.
 
@@ -143,7 +141,7 @@ def _function(
     graph = tf.compat.v1.get_default_graph()
     # Random ops take their seeds from the graph's seed when traced.
     handles = [tf_internals.handle_data(a) for a in args]
-    attributes = _dataset_function() if attributes is None else attributes
+    attributes = _dataset_function()
     cache_key = (key, tuple(flat), tuple(arg_specs), tuple(handles), outermost(graph).seed)
     cache_key += (tuple(attributes),)
     cache = _traced.setdefault(outermost(graph), {})

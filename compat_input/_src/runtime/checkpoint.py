@@ -61,7 +61,7 @@ class _LateNamedSpec(saveable_object.SaveSpec):
 class _PipelineSaveable(saveable_object.SaveableObject):
     """A pipeline's iterator state; restoring it also marks the pipeline started."""
 
-    def __init__(self, pipeline, name, make_start_ops):
+    def __init__(self, pipeline, name_of, make_start_ops):
         iterator = pipeline.resource
         dataset = pipeline.variant
         # Counters and epoch variables the datasets touch are checkpointed (or not) as
@@ -98,7 +98,7 @@ class _PipelineSaveable(saveable_object.SaveableObject):
             return made[0]
 
         self._pipeline = pipeline
-        specs = [_LateNamedSpec(state, lambda: name() + "_STATE", iterator.device, tf.variant)]
+        specs = [_LateNamedSpec(state, lambda: name_of() + "_STATE", iterator.device, tf.variant)]
         if pipeline.kept:
             kept_made = []
 
@@ -118,7 +118,9 @@ class _PipelineSaveable(saveable_object.SaveableObject):
                     )
                 return kept_made[0]
 
-            specs.append(_LateNamedSpec(kept, lambda: name() + "_KEPT", iterator.device, tf.string))
+            specs.append(
+                _LateNamedSpec(kept, lambda: name_of() + "_KEPT", iterator.device, tf.string)
+            )
         super().__init__(iterator, specs, None)
 
     def restore(self, restored_tensors, restored_shapes):

@@ -124,13 +124,17 @@ def _due(session) -> Optional[_Sampling]:
 
 
 def _key_of(fetches, feeds):
-    """A zero-argument function naming a run's fetch set, None where it cannot."""
+    """A zero-argument function naming a run's fetch set (None where it cannot), worked
+    out on its first call only: most runs are neither due nor slow and never ask."""
+    made: list = []
 
     def key():
-        try:
-            return run_closures.run_key(fetches, feeds)
-        except Exception:  # noqa: BLE001 - a run must run as it would have.
-            return None
+        if not made:
+            try:
+                made.append(run_closures.run_key(fetches, feeds))
+            except Exception:  # noqa: BLE001 - a run must run as it would have.
+                made.append(None)
+        return made[0]
 
     return key
 
@@ -152,7 +156,12 @@ def timed_run(original):
         state = _due(self)
         key = _key_of(fetches, feed_dict)
         clocks = state and run_closures.clocks_run(
-            self.graph, fetches, feed_dict, fill_levels.levels.get(self.graph, []), state.known
+            self.graph,
+            fetches,
+            feed_dict,
+            fill_levels.levels.get(self.graph, []),
+            state.known,
+            key(),
         )
         if clocks and not state.affords(key()):
             clocks = None
@@ -186,8 +195,9 @@ def timed_make_callable(original):
             state = _due(self)
             if state is not None and not sampled and state.total >= TWIN_BUDGET * made:
                 levels = fill_levels.levels.get(self.graph, [])
+                key = _key_of(fetches, feed_list)()
                 clocks = run_closures.clocks_run(
-                    self.graph, fetches, feed_list, levels, state.known
+                    self.graph, fetches, feed_list, levels, state.known, key
                 )
                 twin = _twin(original, self, fetches, clocks, feed_list, accept_options)
                 sampled.extend([clocks if twin else [], twin])

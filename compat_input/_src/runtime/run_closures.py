@@ -21,11 +21,15 @@ import tensorflow as tf
 MAX_REMEMBERED = 64
 
 
-def clocks_run(graph: tf.Graph, fetches: Any, feeds: Any, levels: list, known: dict) -> list:
+def clocks_run(
+    graph: tf.Graph, fetches: Any, feeds: Any, levels: list, known: dict, key: Any
+) -> list:
     """The (level, clock) pairs of `levels` whose reads a run of `fetches` with `feeds` fed
-    runs anyway; `known` remembers the answers of this session's runs."""
+    runs anyway; `known` remembers the answers of this session's runs by `key` (`run_key`'s,
+    None where it could not be worked out: then none)."""
+    if key is None:
+        return []
     try:
-        key = run_key(fetches, feeds)
         answer = known.get(key)
         if answer is None:
             fetched, fed = _leaves(fetches), _leaves(list(feeds or ()))
