@@ -17,3 +17,25 @@ def cifar_shard(root: str, rng: np.random.Generator, shard: int) -> None:
     records[:, 0] = rng.integers(0, 10, size=2500)
     with open(os.path.join(root, f"cifar{shard}.bin"), "wb") as f:
         f.write(records.tobytes())
+
+
+def video_shard(root: str, rng: np.random.Generator, shard: int) -> None:
+    """video-{shard}.tfrecord: 1,000 examples as youtube-8m's aggregated video features are
+    (an id, 1-3 labels of 100, 1024 mean RGB and 128 mean audio floats)."""
+    import tensorflow as tf
+
+    def feature(kind, values):
+        lists = {"bytes": tf.train.BytesList, "int64": tf.train.Int64List,
+                 "float": tf.train.FloatList}
+        return tf.train.Feature(**{f"{kind}_list": lists[kind](value=values)})
+
+    with tf.io.TFRecordWriter(os.path.join(root, f"video-{shard}.tfrecord")) as writer:
+        for i in range(1000):
+            labels = rng.choice(100, size=rng.integers(1, 4), replace=False)
+            example = tf.train.Example(features=tf.train.Features(feature={
+                "id": feature("bytes", [f"{shard}-{i}".encode()]),
+                "labels": feature("int64", labels.tolist()),
+                "mean_rgb": feature("float", rng.standard_normal(1024).tolist()),
+                "mean_audio": feature("float", rng.standard_normal(128).tolist()),
+            }))
+            writer.write(example.SerializeToString())

@@ -2,7 +2,8 @@
 
 Each program in benchmarks/whole_programs/ is an unmodified TF1 trainer of a kind public
 programs are (the CIFAR-10 tutorial's, the PTB language model's, an ImageNet-style JPEG
-trainer, a tiny model's), run three ways, each in its own process, in TF1 behaviour:
+trainer, a tiny model's, youtube-8m's `read_up_to` + `parse_example` into
+`shuffle_batch_join` under a Supervisor), run three ways, each in its own process, in TF1 behaviour:
 
 - legacy:  `compat-input run --legacy PROGRAM`: TensorFlow's own queues;
 - compat:  `compat-input run PROGRAM`: compat_input, as a user runs it;
@@ -41,6 +42,7 @@ WORKLOADS = {
     "ptb-test": ("ptb_word_lm.py", ["test"], 1000),
     "tiny": ("tiny_trainer.py", [], 1000),
     "resnet": ("resnet_train.py", [], 100),
+    "video": ("video_train.py", [], 30),
 }
 MODES = ["legacy", "compat", "tfdata"]
 
@@ -52,6 +54,7 @@ def make_data(root: str) -> None:
     for shard in range(4):
         data.csv_shard(root, rng, shard)
         data.cifar_shard(root, rng, shard)
+        data.video_shard(root, rng, shard)
     # Word ids with a Zipf-like spread, as text has.
     np.save(os.path.join(root, "ptb_ids.npy"), (rng.zipf(1.3, 300_000) % 10000).astype(np.int32))
     for shard in range(4):

@@ -10,6 +10,7 @@ the driver (benchmarks/whole.py) adds the process's whole wall time.
 import json
 import os
 import sys
+import tempfile
 import time
 
 import tensorflow as tf
@@ -45,6 +46,31 @@ def train(train_op, steps, examples_per_step, warmup=5, init_ops=()):
         done = time.perf_counter()
         coord.request_stop()
         coord.join(threads, stop_grace_period_secs=5)
+    _report(built, started, first, steady, done, steps, examples_per_step)
+
+
+def train_supervised(train_op, steps, examples_per_step, warmup=5):
+    """`train` as youtube-8m's trainer runs: a Supervisor's managed session, its checkpoint
+    and summary threads started with it (each runs once at once), `should_stop` each step."""
+    sv = tf.train.Supervisor(logdir=tempfile.mkdtemp(prefix="whole_sv_"),
+                             save_model_secs=15 * 60, save_summaries_secs=120)
+    built = time.perf_counter()  # The Supervisor's Saver and initializers are graph too.
+    with sv.managed_session() as sess:
+        started = time.perf_counter()
+        sess.run(train_op)
+        first = time.perf_counter()
+        for _ in range(warmup):
+            sess.run(train_op)
+        steady = time.perf_counter()
+        for _ in range(steps):
+            if sv.should_stop():
+                break
+            sess.run(train_op)
+        done = time.perf_counter()
+    _report(built, started, first, steady, done, steps, examples_per_step)
+
+
+def _report(built, started, first, steady, done, steps, examples_per_step):
     rate = steps / (done - steady)
     print(json.dumps({
         "build_s": built - STARTED,
