@@ -67,16 +67,12 @@ class BatchPlan:
     counters: Optional[tuple] = None
     # Examples the program took so far: a located error looks for the bad one from there.
     batched: Any = None
-    # The fingerprint of the last example taken, where a final partial batch can follow a
-    # bad example (`_final_after_error`).
-    last_taken: Any = None
+    last_taken: Any = None  # The last example's fingerprint (see `_final_after_error`).
     # The legacy `shared_name` (the batcher's, or a producer's it reads): a service job.
     shared_name: Optional[str] = None
     # The tf.data service its examples are made on, once assembled; None: this process.
     service: Optional[str] = None
-    # A program's own queue: the handle of its "closed" flag (batchers/queues.py); closed,
-    # it takes no more examples, and what it holds is still read.
-    closed: Any = None
+    closed: Any = None  # A program's own queue's "closed" flag handle (batchers/queues.py).
     # A program's own PriorityQueue: examples leave lowest first component first.
     priority: bool = False
     # contrib.training's bucket: (number of buckets, the batch size of all, or a tuple of
@@ -353,6 +349,11 @@ def build(plan: BatchPlan) -> pipeline_lib.Source:
             session_close.close_at_session_close(dequeue.inputs[0])
     for captured in sources:
         captured.captured = True
+        # A producer read only by rebuilt readers' own pipelines starts with their first read
+        # (started_guard.py): youtube-8m's four readers' producer took a start run of its own.
+        work = captured.work_source
+        if work is not None and all(r.source.captured for r in work.direct_readers):
+            work.captured = True
     source.make_pipeline()
     return source
 

@@ -12,7 +12,7 @@ tests/test_random_draws.py.
 import numpy as np
 import tensorflow as tf
 
-from compat_input._src.core import tracing
+from compat_input._src.core import calls
 
 _M = (0xD2511F53, 0xCD9E8D57)  # The round multipliers.
 _W = (0x9E3779B9, 0xBB67AE85)  # The key's increments between rounds (Weyl sequence).
@@ -44,7 +44,7 @@ def bits(seed: int, low: tf.Tensor, high: tf.Tensor) -> tf.Tensor:
     """
     keys = tf.constant(np.array(_round_keys(seed), np.uint32))
     flat = [tf.reshape(low, [-1]), tf.reshape(high, [-1])]
-    (words,) = tracing.shared_call("philox_bits", _bits, [keys, *flat])
+    (words,) = calls.shared_call("philox_bits", _bits, [keys, *flat])
     return tf.reshape(words, tf.concat([tf.shape(low), [4]], 0))
 
 

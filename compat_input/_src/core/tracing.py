@@ -1,7 +1,6 @@
 """Tracing our own tf.data functions."""
 
 import functools
-import itertools
 import re
 import weakref
 from collections.abc import Callable
@@ -86,13 +85,13 @@ _traced: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 # for its block function. Neither pass may change a number: ours are rewritten once, as
 # the legacy session rewrote the same ops (captured_graphs.as_the_session_computes).
 _DATASET_FUNCTION = {"_tf_data_function": True, "experimental_ints_on_device": True}
-# A function run by a call op (`shared_call`): the call instantiates it on several
+# A function run by a call op (calls.py): the call instantiates it on several
 # devices, which refuses "ints on device". So does a tf.data service's worker, rewriting a
 # job's dataset ("Expected only one fetch node"): with a service, our functions keep the
 # instantiation pass.
 _CALLED_FUNCTION = {"_tf_data_function": True}
-# Our own called functions (`shared_call`), never inlined into a session's graph.
-_OWN_CALLED_FUNCTION = {**_CALLED_FUNCTION, "_noinline": True}
+# Our own called functions (calls.shared_call), never inlined into a session's graph.
+OWN_CALLED_FUNCTION = {**_CALLED_FUNCTION, "_noinline": True}
 
 
 def _dataset_function() -> dict:
@@ -110,7 +109,7 @@ def outermost(graph: tf.Graph) -> tf.Graph:
     return graph
 
 
-def _spec(value) -> tf.TensorSpec:
+def spec_of(value) -> tf.TensorSpec:
     return tf.TensorSpec(value.shape, value.dtype)
 
 
@@ -119,7 +118,7 @@ def dense(specs) -> bool:
     return all(type(s) is tf.TensorSpec for s in specs)
 
 
-def _function(
+def trace_once(
     key: str,
     fn: Callable,
     element_spec,
@@ -135,7 +134,7 @@ def _function(
     one whose `key` is None (its caller knows it differs between pipelines).
     """
     flat = tf.nest.flatten(element_spec)
-    arg_specs = [_spec(a) for a in args]
+    arg_specs = [spec_of(a) for a in args]
     if not dense(flat):
         return None
     graph = tf.compat.v1.get_default_graph()
@@ -160,7 +159,7 @@ def _function(
                 return result._variant_tensor
             if not all(isinstance(t, tf.Tensor) for t in tf.nest.flatten(result)):
                 raise _NotDense()  # A SparseTensor, a RaggedTensor: tf.data's own map.
-            out["spec"] = tf.nest.map_structure(_spec, result)
+            out["spec"] = tf.nest.map_structure(spec_of, result)
             return tf.nest.flatten(result)
 
         body.__name__ = "compat_input_" + re.sub(r"\W+", "_", key or "own")[:48]
@@ -261,7 +260,7 @@ class _Pruned:
 _attrs: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
-def _attr(concrete):
+def attr(concrete):
     """The function attr of an op calling `concrete`, which is added to the graph once.
 
     Given the function itself, each op adds it (and what it calls) to the graph again,
@@ -296,14 +295,14 @@ def shared_map(
     `prune`: the traced function's dead ops are left out (`_without_dead_ops`).
     """
     parallel = parallel or {}
-    traced = _function(key, fn, dataset.element_spec, list(args), prune=prune)
+    traced = trace_once(key, fn, dataset.element_spec, list(args), prune=prune)
     if traced is None:
         return dataset.map(lambda *e: fn(_packed(dataset, e), *args), **parallel)
     concrete, inputs, spec = traced
     common = {
         "input_dataset": dataset._variant_tensor,
         "other_arguments": inputs,
-        "f": _attr(concrete),
+        "f": attr(concrete),
         "preserve_cardinality": preserve_cardinality,
         **typed(spec),
     }
@@ -322,87 +321,14 @@ def shared_map(
 @without_autograph
 def shared_flat_map(dataset, key: str, fn: Callable, args=()):
     """`dataset.flat_map(lambda e: fn(e, *args))`, with `fn` traced once per graph."""
-    traced = _function(key, fn, dataset.element_spec, list(args), dataset_out=True)
+    traced = trace_once(key, fn, dataset.element_spec, list(args), dataset_out=True)
     if traced is None:
         return dataset.flat_map(lambda *e: fn(_packed(dataset, e), *args))
     concrete, inputs, spec = traced
     variant = graph_ops.FlatMapDataset(
         input_dataset=dataset._variant_tensor,
         other_arguments=inputs,
-        f=_attr(concrete),
+        f=attr(concrete),
         **typed(spec),
     )
     return tf.data.experimental.from_variant(variant, spec)
-
-
-# Our call ops' `config_proto`: ours have nothing for Grappler to rewrite as they are
-# instantiated (with `_noinline`, a tiny trainer's start run took 51 ms, not 59).
-def _unoptimized() -> bytes:
-    from tensorflow.core.protobuf import config_pb2
-
-    config = config_pb2.ConfigProto()
-    config.graph_options.rewrite_options.disable_meta_optimizer = True
-    return config.SerializeToString()
-
-
-_UNOPTIMIZED = _unoptimized()
-
-# Functions `shared_call` made, by key and argument types, for every graph of the process.
-_called: dict = {}
-_numbers = itertools.count()
-
-
-class _Defined:
-    """A function made of a plain graph's ops, as `_function` hands functions on."""
-
-    captured_inputs: tuple = ()
-
-    def __init__(self, function, name: str):
-        self._function = function
-        self._as_name_attr_list = attr_value_pb2.NameAttrList(name=name)
-
-    def add_to_graph(self, graph) -> None:
-        tf_internals.add_function(graph, self._function)
-
-
-def _defined(key: str, fn: Callable, args) -> tuple:
-    """`(function, output spec)`: `fn` built over placeholders in a graph of its own (it can
-    capture nothing) and made a function of that graph's ops. A tf.function trace cost 5-20
-    ms apiece (a waiting loop's nested traces most), every program paying for five."""
-    with tf.Graph().as_default() as graph:
-        inputs = []
-        for arg in args:
-            placeholder = graph_ops.Placeholder(dtype=arg.dtype, shape=arg.shape)
-            data = tf_internals.handle_data(arg)
-            if data is not None:
-                tf_internals.set_handle_data(placeholder, data)
-            inputs.append(placeholder)
-        result = fn(*inputs)
-    name = f"compat_input_{key}_{next(_numbers)}"
-    flat = tf.nest.flatten(result)
-    made = tf_internals.function_of_graph(graph, inputs, flat, name, _OWN_CALLED_FUNCTION)
-    return _Defined(made, name), tf.nest.map_structure(_spec, result)
-
-
-def shared_call(key: str, fn: Callable, args) -> list:
-    """`fn(*args)` as one call op, `fn` made a function once per process for these
-    argument types (`_defined`).
-
-    A tf.function call in graph mode costs milliseconds of Python to match its signature;
-    pipelines make several each (start checks, state initialization). `fn` must make the
-    same function in any graph (no random op, nothing captured): it is built apart, in a
-    graph of its own, and added to each graph that calls it (an evaluation graph built
-    after the training one, each test's graph).
-    """
-    signature = (key, tuple(_spec(a) for a in args))
-    signature += (tuple(tf_internals.handle_data(a) for a in args),)
-    if signature not in _called:
-        _called[signature] = _defined(key, fn, args)
-    concrete, spec = _called[signature]
-    attrs = typed(spec)
-    outputs = graph_ops.StatefulPartitionedCall(
-        args=list(args), Tout=attrs["output_types"], f=_attr(concrete), config_proto=_UNOPTIMIZED
-    )
-    for output, shape in zip(outputs, attrs["output_shapes"]):
-        output.set_shape(shape)
-    return tf.nest.pack_sequence_as(spec, outputs)

@@ -14,6 +14,7 @@ import tensorflow as tf
 from compat_input._src.bad_records import origins
 from compat_input._src.bad_records import reader_logs
 from compat_input._src.bad_records import rereading
+from compat_input._src.core import calls
 from compat_input._src.core import dataset_ops
 from compat_input._src.core import devices
 from compat_input._src.core import graph_ops
@@ -197,6 +198,8 @@ class ReaderBase(reader_surface.CountersAndState):
         key = (id(queue), up_to)
         if key not in self._sources:
             work = queue.source
+            spec = work.dataset.element_spec
+            records_key = f"records_{type(self).__name__}_{self._config()}_{up_to}"
 
             def records(element, *state, up_to=up_to):
                 index, item = element
@@ -209,13 +212,9 @@ class ReaderBase(reader_surface.CountersAndState):
                 if self.skipped_files is not None and self._reads_files:
                     # Files gone since the build are skipped: a function of this reader alone.
                     def checked(element, *state):
-                        name = type(self).__name__
+                        files = (element[1], type(self).__name__, self.unusable)
                         return input_files.skipping_unusable(
-                            records(element, *state),
-                            element[1],
-                            name,
-                            self.unusable,
-                            self.skipped_files,
+                            records(element, *state), *files, self.skipped_files
                         )
 
                     return tracing.shared_flat_map(dataset, None, checked, self._state())
@@ -226,16 +225,17 @@ class ReaderBase(reader_surface.CountersAndState):
 
                     shared = f"record_{type(self).__name__}_{self._config()}"
                     return tracing.shared_map(dataset, shared, record, self._state())
-                shared = f"records_{type(self).__name__}_{self._config()}_{up_to}"
-                return tracing.shared_flat_map(dataset, shared, records, self._state())
+                return tracing.shared_flat_map(dataset, records_key, records, self._state())
 
-            spec = work.dataset.element_spec
+            numbered = (tf.TensorSpec([], tf.int64), spec)
             self._sources[key] = pipeline_lib.Source(
                 name=f"{self._scope.rstrip('/')}",
                 dataset=read(work.dataset),
                 own_dataset=lambda resource: read(iterators.pulled_from(resource, spec)),
                 work_source=work,
-                records=lambda index, item: records((index, item), *self._state()),
+                records=lambda index, item: calls.called_dataset(
+                    records_key, records, numbered, (index, item), self._state()
+                ),
                 finite=work.finite,
                 key_kind=self._key_kind,
                 fixed_length=self._fixed_length,

@@ -39,6 +39,8 @@ class GraphState:
         self.runner = None  # input_runner.PipelineRunner
         # Sessions that started this graph's pipelines: one built later starts in them at once.
         self.sessions: weakref.WeakSet = weakref.WeakSet()
+        # What each of them last started (pipeline.start_pipelines): its pipelines and chain.
+        self.started_with: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         # Closes of the program's own queues that pipelines dequeue from, by queue: run as
         # its sessions close (session_close.py).
         self.queue_closes: dict = {}

@@ -8,9 +8,10 @@ starts queue runners (`start_queue_runners`, ours or TensorFlow's, a `Supervisor
 `MonitoredTrainingSession`, `qr.create_threads`) calls its `create_threads`, which runs the
 iterator initializers of the pipelines not yet started in that session.
 
-"Started in this session" is a resource variable per pipeline in no collection, uninitialized
-in a fresh session: `VarIsInitializedOp` answers "started?", even after `Graph.finalize()`. Each output waits on it
-(started_guard.py): a pipeline never started fails with the fix, where legacy hung.
+"Started in this session" is a resource variable per pipeline in no collection, uninitialized in
+a fresh session: `VarIsInitializedOp` answers "started?", even after `Graph.finalize()`. Each
+output waits on it (started_guard.py): a pipeline never started fails with the fix, where
+legacy hung.
 
 A `Source` is a pipeline whose element tensors may also be read by a batcher: the batcher
 does not dequeue from the source's iterator but captures the per-example graph between the
@@ -95,12 +96,10 @@ class Pipeline:
             dataset = device_prefetch.copy_ahead(dataset, self.device)
             self.unsaved_because = f"batches copied ahead to {self.device}"
         # A reader's or producer's own pipeline (not a batcher's) is most often read only
-        # by batchers, which capture its tensors and read its dataset through their own
-        # iterators. So its initializer, string handle, start and started check are made
-        # on first use (start_pipelines starts it unless batchers read it): a tower made 69
-        # ops, now 63, and each op costs the build and every session (50 towers built in
-        # 0.49 s, not 0.69). Its checkpoint marker and meta-graph start stay: an export
-        # copies the graph before it reads the collections that name them.
+        # through batchers' own iterators: its initializer, string handle, start and check
+        # are made on first use (6 ops of a tower's 69, each a cost to the build and every
+        # session: 50 towers built in 0.49 s, not 0.69). Its checkpoint marker and meta-graph
+        # start stay: an export copies the graph before it reads the collections naming them.
         self.lazy = not source.batches
         with tf.device(self.device):
             self.iterator = iterators.initializable(dataset, deferred=self.lazy)
@@ -159,8 +158,7 @@ class Pipeline:
 
     @property
     def reset_op(self) -> tf.Operation:
-        # A lazy pipeline is marked started as it is rewound: its next read must not start
-        # it again.
+        # A lazy pipeline is marked started as it is rewound: its next read must not restart.
         return self.start_op if self.lazy else self._once("rewind", self.rewind)
 
     def rewind(self) -> tf.Operation:
@@ -174,16 +172,13 @@ class Pipeline:
         return state_variable(state_variables.initial(0, tf.int64), "marker")
 
     def state_initialized(self) -> tf.Operation:
-        """Initializes the state variables of the pipelines built up to this one (or, made
-        later, up to the last one) where not yet, for a restore or an imported start that
-        comes before our start."""
+        """Initializes the state of the pipelines built up to this one (made later, up to the
+        last one) where not yet, for a restore or an imported start that precedes ours."""
         return self._once("state", lambda: _initialized_so_far(self.started_handle.graph))
 
     def get_next(self, name: Optional[str] = None, after: Optional[Callable] = None) -> Any:
         """The next element, in the dataset's structure; each run pulls one element.
-
-        `after(element)`, if given, makes an op that each run runs once the element is read.
-        """
+        `after(element)`, if given, makes an op that each run runs once the element is read."""
         # The read itself waits for the check, or an unstarted iterator fails first.
         guards, started = self.read_guards()
         with tf.control_dependencies(guards):
@@ -246,9 +241,8 @@ class Source:
     captured: bool = False
     # The shared tf.data service job it reads, which one trainer cannot rewind.
     service_job: Optional[str] = None
-    # A reader's: the dataset its own pipeline reads once several readers read the same
-    # producer directly (inputs/shared_work.py), taking its work items from the iterator whose
-    # resource it is given.
+    # A reader's: its own pipeline's dataset once several readers read one producer directly
+    # (inputs/shared_work.py): work items from the iterator whose resource it is given.
     own_dataset: Optional[Callable[[tf.Tensor], tf.data.Dataset]] = None
     # A producer's: the own pipelines of the readers that read it.
     direct_readers: list = dataclasses.field(default_factory=list)
@@ -372,11 +366,16 @@ def start_pipelines(sess, graph: Optional[tf.Graph] = None) -> int:
     groups = state_groups(graph)
     if not pipelines and not groups:
         return 0
+    with state.lock:
+        # Started with nothing new since (a Supervisor starts at its services, then at its
+        # queue runners): a run would change nothing, and waited 70-80 ms for the CPU.
+        done = (len(state.pipelines), state.chain)
+        if state.started_with.get(sess) == done:
+            return len(pipelines)
+        chain = [state.chain] if groups else []
     # One run: the state not yet initialized (restored, or started before in sess, it is
     # left), then each pipeline not yet started. Every new set of fetches costs a session
     # its own pruning and executors: three runs here took 0.10 s of CIFAR-10's start.
-    with state.lock:
-        chain = [state.chain] if groups else []
     starts = [p.start_once for p in pipelines]
     # A start covers the state made before its pipeline; state made since (a fill level
     # made after the pipeline it counts) is initialized first, in a run of its own. So is
@@ -388,6 +387,8 @@ def start_pipelines(sess, graph: Optional[tf.Graph] = None) -> int:
         sess.run(chain)
         chain = []
     sess.run(chain + starts)
+    with state.lock:
+        state.started_with[sess] = done
     return len(pipelines)
 
 

@@ -2,12 +2,13 @@
 and for graphs imported from meta-graphs, where nothing of ours runs.
 
 Each op is a call of one of two functions traced once per graph (per signature,
-tracing.shared_call), so a graph with 50 pipelines pays one call op each, not a traced
+calls.shared_call), so a graph with 50 pipelines pays one call op each, not a traced
 `tf.cond` each.
 """
 
 import tensorflow as tf
 
+from compat_input._src.core import calls
 from compat_input._src.core import graph_ops
 from compat_input._src.core import tracing
 
@@ -54,7 +55,7 @@ def initialize_missing(variables: list, after) -> tf.Operation:
         if not variables:
             return tf.no_op()
         pairs = [v.handle for v in variables] + [v.initial_value for v in variables]
-        return tracing.shared_call("initialize_missing", _initialize_missing, pairs).op
+        return calls.shared_call("initialize_missing", _initialize_missing, pairs).op
 
 
 def start_if_needed(dataset, iterator, started_handle, after) -> tf.Operation:
@@ -62,4 +63,4 @@ def start_if_needed(dataset, iterator, started_handle, after) -> tf.Operation:
     is not, after `after`."""
     with tf.control_dependencies([after]):
         args = [dataset, iterator, started_handle]
-        return tracing.shared_call("start_if_needed", start_if_needed_now, args).op
+        return calls.shared_call("start_if_needed", start_if_needed_now, args).op

@@ -8,6 +8,7 @@ program's first run.
 
 import tensorflow as tf
 
+from compat_input._src.core import calls
 from compat_input._src.core import graph_ops
 from compat_input._src.core import tf_internals
 from compat_input._src.core import tracing
@@ -78,7 +79,7 @@ def _started_or_starting(dataset, iterator, started, input_started, gate, messag
 
 def _wait(started) -> tf.Tensor:
     # A call of one function, whichever guard waits: its loop is traced once a graph.
-    return tracing.shared_call("started_within_wait", _started_within_wait, [started])
+    return calls.shared_call("started_within_wait", _started_within_wait, [started])
 
 
 def guard(started: tf.Tensor, name: str, deferred=None) -> tf.Operation:
@@ -100,8 +101,8 @@ def guard(started: tf.Tensor, name: str, deferred=None) -> tf.Operation:
         message = tf.constant(message, name="message")
         if deferred is None:
             args = [started, gate, message]
-            waited = tracing.shared_call("started_or_fail", _started_or_fail, args)
+            waited = calls.shared_call("started_or_fail", _started_or_fail, args)
         else:
             args = [deferred[0], deferred[1], started, deferred[2], gate, message]
-            waited = tracing.shared_call("started_or_starting", _started_or_starting, args)
+            waited = calls.shared_call("started_or_starting", _started_or_starting, args)
         return graph_ops.Merge(inputs=[waited, already])[0].op
