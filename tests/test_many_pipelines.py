@@ -223,3 +223,40 @@ def test_shared_functions_survive_a_meta_graph_export_and_import(tmp_path):
     compat = _imported_towers(helpers.compat_api(), files)
     assert compat == legacy
     assert compat == [[(i, j) for j in range(n)] for i, n in enumerate([16, 24, 32])]
+
+
+def _library_ops(readers: int, tmp_path) -> dict:
+    """Per op type, the functions of the graph's library holding it, for `readers`
+    TFRecordReaders over one producer, each parsing its `read_up_to` blocks alike, joined
+    by shuffle_batch_join with enqueue_many (youtube-8m's input)."""
+    path = str(tmp_path / "v.tfr")
+    with tf.io.TFRecordWriter(path) as writer:
+        for i in range(8):
+            example = tf.train.Example(
+                features=tf.train.Features(
+                    feature={"x": tf.train.Feature(int64_list=tf.train.Int64List(value=[i]))}
+                )
+            )
+            writer.write(example.SerializeToString())
+    with tf.Graph().as_default() as graph:
+        queue = compat_input.string_input_producer([path])
+        blocks = []
+        for _ in range(readers):
+            _, serialized = compat_input.TFRecordReader().read_up_to(queue, 4)
+            parsed = tf1.parse_example(serialized, {"x": tf1.FixedLenFeature([], tf.int64)})
+            blocks.append([parsed["x"]])
+        compat_input.shuffle_batch_join(blocks, 2, 16, 4, enqueue_many=True)
+        holding: dict = {}
+        for function in graph.as_graph_def().library.function:
+            for op in {node.op for node in function.node_def}:
+                holding[op] = holding.get(op, 0) + 1
+        return holding
+
+
+def test_joined_readers_that_parse_alike_share_their_functions(tmp_path):
+    # Four readers' parses were four branches of a case, and the join traced the reader's
+    # records again inline: 57 functions, 712 nodes that each new set of fetches made a
+    # session convert. One parse, one records function, however many readers.
+    four = _library_ops(4, tmp_path)
+    assert four.get("ParseExampleV2") == 1
+    assert four.get("TFRecordDataset") == 1

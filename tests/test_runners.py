@@ -430,3 +430,57 @@ def test_a_started_pipelines_reads_skip_the_function_that_waits_for_its_start(la
     assert any("check_started" in n for n in later)  # The check itself still runs.
     assert not calls, calls
     assert first  # Traced: an empty trace would pass the assertion above.
+
+
+class _CountingSession(tf1.Session):
+    """A session that counts the runs made through it."""
+
+    runs = 0
+
+    def run(self, *args, **kwargs):
+        self.runs += 1
+        return super().run(*args, **kwargs)
+
+
+def test_a_session_started_with_nothing_new_since_is_not_started_again():
+    # A Supervisor starts the input at its services, then again at its queue runners: the
+    # second start ran the session again, 70-80 ms while its threads made their first runs.
+    with tf.Graph().as_default():
+        b = _pipeline()
+        with _CountingSession() as sess:
+            compat_input.start_queue_runners(sess)
+            started = sess.runs
+            assert started >= 1
+            compat_input.start_queue_runners(sess)
+            tf1.train.start_queue_runners(sess)
+            assert sess.runs == started
+            assert sess.run(b).tolist() == [0, 1]
+            # A pipeline built since is started by a new start (no rewind of the first).
+            later = compat_input.batch([compat_input.range_input_producer(10).dequeue()], 3)
+            compat_input.start_queue_runners(sess)
+            assert sess.run(b).tolist() == [2, 3]
+            assert len(sess.run(later)) == 3
+
+
+def test_readers_joined_over_one_producer_still_read_directly(tmp_path):
+    # youtube-8m's shape: readers over one producer, joined by batch_join. The first reader's
+    # read was made before a second reader switched both to the producer's own iterator, so
+    # that read does not start the producer: the producer starts with the input (left to a
+    # first read, the direct read failed: "the iterator has not been initialized").
+    paths = []
+    for i in range(2):
+        with tf.io.TFRecordWriter(str(tmp_path / f"f{i}.tfr")) as writer:
+            for j in range(4):
+                writer.write(b"%d-%d" % (i, j))
+        paths.append(str(tmp_path / f"f{i}.tfr"))
+    with tf.Graph().as_default():
+        queue = compat_input.string_input_producer(paths, shuffle=False)
+        reads = [compat_input.TFRecordReader().read_up_to(queue, 3) for _ in range(2)]
+        batch = compat_input.batch_join([[v] for _, v in reads], 4, enqueue_many=True)
+        with tf1.Session() as sess:
+            compat_input.start_queue_runners(sess)
+            # As legacy's enqueue_many: one reader's whole block of a file, then the next.
+            blocks = sorted(sess.run(batch))
+            assert blocks in ([b"0-0", b"0-1", b"0-2", b"1-0"], [b"0-0", b"1-0", b"1-1", b"1-2"])
+            # A reader read directly reads a file of its own.
+            assert sess.run(reads[0][1]).tolist() == [b"0-0", b"0-1", b"0-2"]

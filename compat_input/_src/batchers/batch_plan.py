@@ -349,11 +349,6 @@ def build(plan: BatchPlan) -> pipeline_lib.Source:
             session_close.close_at_session_close(dequeue.inputs[0])
     for captured in sources:
         captured.captured = True
-        # A producer read only by rebuilt readers' own pipelines starts with their first read
-        # (started_guard.py): youtube-8m's four readers' producer took a start run of its own.
-        work = captured.work_source
-        if work is not None and all(r.source.captured for r in work.direct_readers):
-            work.captured = True
     source.make_pipeline()
     return source
 
