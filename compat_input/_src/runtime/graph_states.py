@@ -32,6 +32,7 @@ class GraphState:
         self.groups: list = []
         self.chain: Optional[tf.Operation] = None
         self.chained = 0
+        self.covered: dict = {}  # How many of `state_variables` each link of `chain` covers.
         # Resource mirrors of reference-variable counters, by op name (capture/capture.py).
         self.mirrors: dict[str, tf.Variable] = {}
         # Op names of variables a service worker may keep its own copy of (data_service.py).
@@ -61,3 +62,21 @@ def graph_state(graph: Optional[tf.Graph] = None) -> GraphState:
         if state is None:
             state = _graph_states[graph] = GraphState()
         return state
+
+
+def reads_later_state(state: GraphState, pipeline) -> bool:
+    """Whether `pipeline`'s dataset (its ops, and every op they take inputs from: a dataset
+    function's captures are its op's inputs) reads state registered after its own link of
+    the chain (which its start does not wait for)."""
+    later = state.state_variables[state.covered.get(pipeline.state_initialized(), 0) :]
+    handles = {v.handle.op.name for v in later}
+    seen: set = set()
+    pending = [pipeline.variant.op]
+    while handles and pending:
+        op = pending.pop()
+        if op.name not in seen:
+            seen.add(op.name)
+            if op.name in handles:
+                return True
+            pending.extend(t.op for t in op.inputs)
+    return False

@@ -298,11 +298,9 @@ def state_variable(value, name: str, shape=None) -> state_variables.StateVariabl
 
 def _initialized_so_far(graph: tf.Graph) -> tf.Operation:
     """Initializes the state variables registered so far that are not yet initialized.
-
-    A chain, one link per pipeline, each after the one before: a pipeline's link covers
-    the state of every pipeline built before it, which its datasets may touch. The state
-    registered since the last link is a new group.
-    """
+    A chain, one link per pipeline, each after the one before: a pipeline's link covers the
+    state of every pipeline built before it, which its datasets may touch. The state
+    registered since the last link is a new group."""
     state = graph_state(graph)
     with state.lock:
         fresh = state.state_variables[state.chained :]
@@ -312,6 +310,7 @@ def _initialized_so_far(graph: tf.Graph) -> tf.Operation:
                 if fresh:
                     state.groups.append(graph_states.StateGroup(fresh))
             state.chained += len(fresh)
+            state.covered[state.chain] = state.chained
         return state.chain
 
 
@@ -377,13 +376,12 @@ def start_pipelines(sess, graph: Optional[tf.Graph] = None) -> int:
     # left), then each pipeline not yet started. Every new set of fetches costs a session
     # its own pruning and executors: three runs here took 0.10 s of CIFAR-10's start.
     starts = [p.start_once for p in pipelines]
-    # A start covers the state made before its pipeline; state made since (a fill level
-    # made after the pipeline it counts) is initialized first, in a run of its own. So is
-    # all state where a tf.data service is used: registering a dataset with it serializes
-    # the state the dataset reads, and that is an input of the start, not after it.
-    if chain and (
-        chosen_service() or any(p.state_initialized() is not chain[0] for p in pipelines)
-    ):
+    # A start covers the state made before its pipeline; state made since that its dataset
+    # reads (a fill level made after the pipeline it counts) is initialized first, in a run
+    # of its own. So is all state where a tf.data service is used: registering a dataset
+    # with it serializes the state the dataset reads, an input of the start, not after it.
+    reads = graph_states.reads_later_state
+    if chain and (chosen_service() or any(reads(state, p) for p in pipelines)):
         sess.run(chain)
         chain = []
     sess.run(chain + starts)
