@@ -628,6 +628,22 @@ def test_one_thread_batchers_whose_blocks_would_not_line_up_map_one_example_at_a
         assert how.startswith("per example (num_threads=1"), how
 
 
+def test_enqueue_many_blocks_are_reported_as_the_program_made_them(tmp_path):
+    # youtube-8m's readers parse whole read_up_to blocks and enqueue them: the report said
+    # "ran per example", which sent users looking for a per-example op there is none of.
+    path = write(str(tmp_path / "a.csv"), "".join(f"{i},{i}\n" for i in range(12)))
+
+    def blocks(api):
+        queue = api.string_input_producer([path], num_epochs=1, shuffle=False)
+        _, lines = api.TextLineReader().read_up_to(queue, 4)
+        a, b = tf1.decode_csv(lines, [[0], [0]])
+        return api.shuffle_batch([a, b], 3, 20, 5, enqueue_many=True)
+
+    assert _mapped(blocks) == ["a block at a time, as the program enqueued them (enqueue_many)"]
+    legacy, compat = differential(blocks, install=True)
+    assert sorted(flatten_examples(compat.values, 0)) == sorted(flatten_examples(legacy.values, 0))
+
+
 @pytest.mark.parametrize("bad", [0, 5, 13, 23])
 def test_a_bad_row_in_a_one_thread_block_fails_its_batch_as_one_example_at_a_time_did(
     tmp_path, bad

@@ -90,7 +90,7 @@ class ExampleList:
         if self.entered is not None:
             return "bad_records='skip': a failing block would drop every example in it"
         if self.enqueue_many:
-            return "enqueue_many"
+            return vectorize.ENQUEUE_MANY
         if any(isinstance(t, tf.SparseTensor) for t in self.tensors):
             return "a SparseTensor in the list"
         if self.keep is not True and self.keep.shape.ndims != 0:

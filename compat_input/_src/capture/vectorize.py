@@ -64,6 +64,9 @@ ONE_THREAD = (
     "fixed batch_size, every example kept"
 )
 
+# Why a list's graph is not mapped over blocks of examples: it takes the program's own.
+ENQUEUE_MANY = "enqueue_many"
+
 # How each batcher's per-example graph was mapped, in build order: `(batcher, how)`.
 # `compat-input run` reports it at exit, so that a slow path is never silent.
 mappings: list = []
@@ -84,7 +87,11 @@ def blocks_or_none(what: str, why_not: Optional[str], block_size: Callable, make
             return blocks
         except NotVectorized as e:
             why_not = str(e)
-    note(what, f"per example ({why_not})")
+    if why_not == ENQUEUE_MANY:
+        # The program's own graph took the blocks it enqueued: not one example at a time.
+        note(what, "a block at a time, as the program enqueued them (enqueue_many)")
+    else:
+        note(what, f"per example ({why_not})")
     return None
 
 
