@@ -39,8 +39,7 @@ except ImportError:  # pragma: no cover - op_kinds then reads the registry for e
 
 
 def find_kernel_class(node_def) -> bool:
-    """Whether TensorFlow finds a kernel for `node_def` on its device (False: none, or
-    no way to ask)."""
+    """Whether TensorFlow finds a kernel for `node_def` on its device (False: none, or no way)."""
     return bool(TryFindKernelClass and TryFindKernelClass(node_def.SerializeToString()))
 
 
@@ -52,9 +51,9 @@ def edited_function(concrete, function_def):
 
     forward = concrete._delayed_rewrite_functions.forward()
     context.context().add_function_def(function_def)
-    return atomic_function.AtomicFunction(
-        function_def.signature.name, context.context(), forward.function_type, forward.children
-    )
+    args = (function_def.signature.name, context.context(), forward.function_type, forward.children)
+    # The trace's graph, as its graph (see function_of_graph): its ops are a subset of it.
+    return atomic_function.AtomicFunction(*args, cached_graph=concrete.graph)
 
 
 def function_of_graph(graph: tf.Graph, inputs: list, outputs: list, name: str, attrs: dict):
@@ -71,11 +70,15 @@ def function_of_graph(graph: tf.Graph, inputs: list, outputs: list, name: str, a
     for key, value in attrs.items():
         definition.attr[key].b = value
     context.context().add_function_def(definition)
-    # Its type, from which `as_graph_def(add_shapes=True)` (a Supervisor's) rebuilds its graph.
     specs = [[tf.TensorSpec(t.shape, t.dtype) for t in ts] for ts in (inputs, outputs)]
     signature = function_type.from_structured_signature((tuple(specs[0]), {}), specs[1])
     called = list(graph._functions.values())
-    return atomic_function.AtomicFunction(name, context.context(), signature, called)
+    # `graph`, as its graph: `as_graph_def(add_shapes=True)` (a Supervisor's, an export) reads
+    # a function's inputs, outputs and ops, else rebuilt from its FunctionDef (2 ms each).
+    graph.inputs, graph.outputs = list(inputs), list(outputs)
+    return atomic_function.AtomicFunction(
+        name, context.context(), signature, called, cached_graph=graph
+    )
 
 
 try:  # TensorFlow's switch for its deprecation warnings (a context manager).
@@ -85,9 +88,8 @@ except ImportError:  # pragma: no cover - the warnings then show, nothing else c
 
 
 def our_deprecated_calls():
-    """Where compat_input itself calls a deprecated TensorFlow API (a one-shot iterator,
-    TensorFlow's Supervisor under ours): no warning a user sees may point at our files.
-    The program's own calls of the same APIs still warn, at its lines."""
+    """Where compat_input itself calls a deprecated TensorFlow API (a one-shot iterator, the
+    Supervisor under ours): no warning may point at our files; the program's own still warn."""
     return _silence_deprecations()
 
 
@@ -127,9 +129,8 @@ def set_seed_counter(graph: tf.Graph, value) -> None:
 
 
 def update_input(op: tf.Operation, index: int, tensor: tf.Tensor) -> None:
-    """Makes `op` read `tensor` as its input `index`, before any session ran the graph: the
-    options op of a reader's pipeline, switched to a stream its producer's readers share
-    (pipeline._share_work). TensorFlow has no public way to change a made op's input."""
+    """Makes `op` read `tensor` as its input `index` before any session ran the graph (a
+    reader's options op, switched to its producer's stream: inputs/shared_work.py)."""
     op._update_input(index, tensor)
 
 
