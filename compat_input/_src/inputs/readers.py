@@ -162,9 +162,11 @@ class ReaderBase(reader_surface.CountersAndState):
             with tf.control_dependencies([self.recent.finished(recent)]):
                 return tf.constant(False)
 
-        def note(key):
+        def note(key, when=True):
+            # `when` (a bool tensor): noted only then, without a cond (its branches traced).
             noted = graph_ops.ReadVariableOp(resource=reading, dtype=tf.string)
             newest = tf.concat([tf.reshape(key, [1]), noted[: _NOTES - 1]], 0)
+            newest = newest if when is True else tf.where(when, newest, noted)
             return graph_ops.AssignVariableOp(resource=reading, value=newest)
 
         records = self._records(work, bump, note)
