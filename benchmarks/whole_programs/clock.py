@@ -35,18 +35,10 @@ def train(train_op, steps, examples_per_step, warmup=5, init_ops=()):
         sess.run(list(init_ops))
         coord = tf.train.Coordinator()
         threads = tf.train.start_queue_runners(sess=sess, coord=coord)
-        started = time.perf_counter()
-        sess.run(train_op)
-        first = time.perf_counter()
-        for _ in range(warmup):
-            sess.run(train_op)
-        steady = time.perf_counter()
-        for _ in range(steps):
-            sess.run(train_op)
-        done = time.perf_counter()
+        times = _steps(sess, train_op, steps, warmup)
         coord.request_stop()
         coord.join(threads, stop_grace_period_secs=5)
-    _report(built, started, first, steady, done, steps, examples_per_step)
+    _report(built, *times, steps, examples_per_step)
 
 
 def train_supervised(train_op, steps, examples_per_step, warmup=5):
@@ -56,18 +48,24 @@ def train_supervised(train_op, steps, examples_per_step, warmup=5):
                              save_model_secs=15 * 60, save_summaries_secs=120)
     built = time.perf_counter()  # The Supervisor's Saver and initializers are graph too.
     with sv.managed_session() as sess:
-        started = time.perf_counter()
+        times = _steps(sess, train_op, steps, warmup, sv.should_stop)
+    _report(built, *times, steps, examples_per_step)
+
+
+def _steps(sess, train_op, steps, warmup, should_stop=lambda: False):
+    """Runs the first step, `warmup` more, then `steps` timed ones (fewer if `should_stop`);
+    returns when each phase began and when the last ended."""
+    started = time.perf_counter()
+    sess.run(train_op)
+    first = time.perf_counter()
+    for _ in range(warmup):
         sess.run(train_op)
-        first = time.perf_counter()
-        for _ in range(warmup):
-            sess.run(train_op)
-        steady = time.perf_counter()
-        for _ in range(steps):
-            if sv.should_stop():
-                break
-            sess.run(train_op)
-        done = time.perf_counter()
-    _report(built, started, first, steady, done, steps, examples_per_step)
+    steady = time.perf_counter()
+    for _ in range(steps):
+        if should_stop():
+            break
+        sess.run(train_op)
+    return started, first, steady, time.perf_counter()
 
 
 def _report(built, started, first, steady, done, steps, examples_per_step):
