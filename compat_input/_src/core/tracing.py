@@ -332,3 +332,19 @@ def shared_flat_map(dataset, key: str, fn: Callable, args=()):
         **typed(spec),
     )
     return tf.data.experimental.from_variant(variant, spec)
+
+
+@without_autograph
+def shared_take_while(dataset, key: str, predicate: Callable):
+    """`dataset.take_while(predicate)`, `predicate` traced once per graph."""
+    traced = trace_once(key, predicate, dataset.element_spec, [])
+    if traced is None:
+        return dataset.take_while(lambda *e: predicate(_packed(dataset, e)))
+    concrete, inputs, _ = traced
+    variant = graph_ops.TakeWhileDataset(
+        input_dataset=dataset._variant_tensor,
+        other_arguments=inputs,
+        predicate=attr(concrete),
+        **typed(dataset.element_spec),
+    )
+    return tf.data.experimental.from_variant(variant, dataset.element_spec)
