@@ -20,8 +20,13 @@ from compat_input._src.core import tracing
 @tracing.without_autograph
 def called_dataset(key: str, fn: Callable, element_spec, element, args=()):
     """`fn(element, *args)`, a Dataset, by a call of `fn` traced once per graph (the trace
-    `tracing.shared_flat_map` makes with this key): a dataset function that makes the same records
-    as a reader's own pipeline does, inside another dataset function, traces nothing."""
+    `tracing.shared_flat_map` makes with this key): a dataset function that makes the same
+    records as a reader's own pipeline, inside another dataset function, traces nothing.
+
+    The trace keeps the dataset functions' attributes ("ints on device", which a call op
+    refuses for int32 arguments): a reader's records take an int64 index, a file name and
+    resource handles, none int32.
+    """
     traced = tracing.trace_once(key, fn, element_spec, list(args), dataset_out=True)
     if traced is None:
         return fn(element, *args)
