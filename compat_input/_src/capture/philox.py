@@ -86,7 +86,8 @@ def _samples(seed: int, counters: tf.Tensor, count: int, per_value: int) -> tf.T
     groups = -(-count * per_value // 4)
     steps = tf.constant(np.arange(groups, dtype=np.uint64)[None, :])
     one = tf.constant(1, tf.int32)
-    first, second = (graph_ops.ExpandDims(input=w, axis=one) for w in _words(counters))
+    words = graph_ops.Unpack(value=counters, num=2, axis=1)  # Each counter's low, high word.
+    first, second = (graph_ops.ExpandDims(input=w, axis=one) for w in words)
     low = graph_ops.AddV2(x=first, y=steps)  # No carry into the high word: positions < 2**64.
     high = graph_ops.BroadcastTo(input=second, shape=graph_ops.Shape(input=low))
     flat = [graph_ops.Reshape(tensor=c, shape=tf.constant([-1])) for c in (low, high)]
@@ -96,11 +97,6 @@ def _samples(seed: int, counters: tf.Tensor, count: int, per_value: int) -> tf.T
     return graph_ops.Slice(
         input=drawn, begin=tf.constant([0, 0]), size=tf.constant([-1, count * per_value])
     )
-
-
-def _words(counters: tf.Tensor) -> list:
-    """The low and high words of each example's counter, 1-D each."""
-    return graph_ops.Unpack(value=counters, num=2, axis=1)
 
 
 def uniform(seed: int, counters: tf.Tensor, shape: list) -> tf.Tensor:

@@ -150,7 +150,7 @@ def pulled_from(resource: tf.Tensor, element_spec) -> tf.data.Dataset:
     a reader).
     """
     flat = tf.nest.flatten(element_spec)
-    kinds = {"output_types": [s.dtype for s in flat], "output_shapes": [s.shape for s in flat]}
+    kinds = tracing.typed(element_spec)
     key = f"pulled_{[(s.dtype.name, str(s.shape)) for s in flat]}"
 
     def pull(_, iterator):
