@@ -544,6 +544,46 @@ def test_a_join_of_readers_with_the_same_preprocessing_is_vectorized_as_one_and_
     assert_same_examples(build)
 
 
+def test_readers_whose_preprocessing_computes_floats_alike_are_rewritten_once_and_match(
+    tmp_path, monkeypatch
+):
+    # Each capture is rewritten as the session rewrites the legacy graph (constant folding
+    # changes `x / 255.0` by an ulp); readers joined alike capture one graph each, which is
+    # rewritten once, then renamed for each (youtube-8m's four readers: 16 ms a rewrite).
+    from compat_input._src.capture import captured_graphs
+    from compat_input._src.core import tf_internals
+
+    files = [
+        write_tfrecords(str(tmp_path / f"{k}.tfr"), [example(v=k * 100 + i + 1) for i in range(9)])
+        for k in range(4)
+    ]
+
+    def build(api):
+        queue = api.string_input_producer(files, num_epochs=2, shuffle=False)
+        lists = []
+        for _ in range(3):
+            _, serialized = api.TFRecordReader().read(queue)
+            v = tf.io.parse_single_example(serialized, {"v": tf.io.FixedLenFeature([], tf.int64)})
+            scaled = tf.cast(v["v"], tf.float32) / 255.0
+            lists.append([v["v"], scaled * 3.0 - 1.0 / 7.0, tf.sqrt(scaled + 0.5)])
+        return api.batch_join(lists, 5, allow_smaller_final_batch=True)
+
+    rewrites = []
+
+    def counted(config, meta_graph):
+        rewrites.append(meta_graph)
+        return optimize(config, meta_graph)
+
+    optimize = tf_internals.optimize_graph
+    monkeypatch.setattr(captured_graphs, "_REWRITES", {})
+    monkeypatch.setattr(tf_internals, "optimize_graph", counted)
+    with tf.Graph().as_default():
+        build(compat_api())
+    assert len(rewrites) == 1
+    # Whole examples, bit for bit: each value with what was computed from it.
+    assert_same_examples(build)
+
+
 def test_a_many_way_merge_picks_each_examples_case_as_legacy():
     from tensorflow.python.ops import control_flow_ops
 
