@@ -11,7 +11,10 @@ included. Two kinds of row:
 - hooks, only where no design without one exists: naming the bad record in an error raised
   by `Session.run` (or a `make_callable` callable) needs the error after the fact, and a
   Saver built after the input must still restore a checkpoint written by legacy code,
-  which holds no input position; and, only with `install(record_batches=PATH)`, the
+  which holds no input position; a session's options can only be given as it is made,
+  and in TF1 behaviour each session leaves out Grappler's TFG round trip, which changes
+  no value there and costs in proportion to the function library that pipelines fill
+  (runtime/session_options.py); and, only with `install(record_batches=PATH)`, the
   batches each `Session.run` reads (`compat-input compare --batches`), on legacy queues
   too (`serve=False`).
 
@@ -40,6 +43,7 @@ from compat_input._src.core.tf_internals import session_lib
 from compat_input._src.runtime import checkpoint
 from compat_input._src.runtime import input_waits
 from compat_input._src.runtime import session_close
+from compat_input._src.runtime import session_options
 
 
 def _tf_attribute(path: str) -> Any:
@@ -117,6 +121,12 @@ PATCHES = tuple(
         "close",
         session_close.closing_queues_first,
         "a session closes the queues its pipelines wait on first (TensorFlow crashed closing it)",
+    ),
+    Patch(
+        lambda: session_lib.BaseSession,
+        "__init__",
+        session_options.without_tfg_round_trip,
+        "sessions skip Grappler's TFG round trip, a cost in proportion to the function library",
     ),
     Patch(
         lambda: saver_lib.Saver,
