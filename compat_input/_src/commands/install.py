@@ -32,6 +32,7 @@ import tensorflow as tf
 from compat_input._src.bad_records import located_errors
 from compat_input._src.commands import batch_records
 from compat_input._src.commands import contrib
+from compat_input._src.commands import tf1_gaps
 from compat_input._src.commands.served_names import SERVED
 from compat_input._src.commands.served_names import SERVED_IN_API
 from compat_input._src.commands.served_names import SERVED_IN_MODULES
@@ -201,6 +202,15 @@ PATCHES = tuple(
         )
         for path, name, home, home_name in tf_internals.MOVED
     ),
+    # TensorFlow 1 functions whose TensorFlow 2 body only raises (tf1_gaps.py), given back
+    # on legacy queues too (serve=False: an option that is always on).
+    Patch(
+        _tf1_module("logging"),
+        "flush",
+        lambda on: lambda original: tf1_gaps.flush,
+        "tf.compat.v1.logging.flush flushes, as TensorFlow 1's did (TensorFlow 2's raises)",
+        option="tf1_gaps",
+    ),
     Patch(
         lambda: session_lib.BaseSession,
         "run",
@@ -222,7 +232,12 @@ def install(record_batches: Optional[str] = None, serve: bool = True) -> None:
     """
     # tf.contrib's stand-in either way; contrib.training's batchers only where served.
     stand_in = "served" if serve else "legacy"
-    given = {"record_batches": record_batches, "contrib": stand_in, "moved_internals": True}
+    given = {
+        "record_batches": record_batches,
+        "contrib": stand_in,
+        "moved_internals": True,
+        "tf1_gaps": True,
+    }
     patching.apply(PATCHES, given, serve)
 
 
