@@ -201,18 +201,28 @@ def test_an_out_of_range_crop_fails_as_the_legacy_slice_fails(tmp_path):
     assert "n.txt:4:" in compat.error_message
 
 
-def test_a_join_of_different_readers_lists_is_vectorized_and_reads_each_record_once(tmp_path):
-    files = [
+def _numbered_tfrecords(tmp_path) -> list:
+    """Four TFRecord files of nine examples each, feature `v`: 100 * file + record + 1."""
+    return [
         write_tfrecords(str(tmp_path / f"{k}.tfr"), [example(v=k * 100 + i + 1) for i in range(9)])
         for k in range(4)
     ]
+
+
+def _read_v(api, queue) -> dict:
+    """A new TFRecordReader's next example of `queue`, parsed: {"v": int64}."""
+    _, serialized = api.TFRecordReader().read(queue)
+    return tf.io.parse_single_example(serialized, {"v": tf.io.FixedLenFeature([], tf.int64)})
+
+
+def test_a_join_of_different_readers_lists_is_vectorized_and_reads_each_record_once(tmp_path):
+    files = _numbered_tfrecords(tmp_path)
 
     def build(api):
         queue = api.string_input_producer(files, num_epochs=1, shuffle=False)
         lists = []
         for scale in (2, -1):  # Two different per-example graphs.
-            _, serialized = api.TFRecordReader().read(queue)
-            v = tf.io.parse_single_example(serialized, {"v": tf.io.FixedLenFeature([], tf.int64)})
+            v = _read_v(api, queue)
             lists.append([v["v"], v["v"] * scale])
         return api.batch_join(lists, 5, allow_smaller_final_batch=True)
 
@@ -522,17 +532,13 @@ def test_compat_input_run_reports_how_each_batcher_mapped_its_examples(tmp_path)
 def test_a_join_of_readers_with_the_same_preprocessing_is_vectorized_as_one_and_matches(
     tmp_path,
 ):
-    files = [
-        write_tfrecords(str(tmp_path / f"{k}.tfr"), [example(v=k * 100 + i + 1) for i in range(9)])
-        for k in range(4)
-    ]
+    files = _numbered_tfrecords(tmp_path)
 
     def build(api):
         queue = api.string_input_producer(files, num_epochs=2, shuffle=False)
         lists = []
         for _ in range(3):  # One preprocessing function called for each reader.
-            _, serialized = api.TFRecordReader().read(queue)
-            v = tf.io.parse_single_example(serialized, {"v": tf.io.FixedLenFeature([], tf.int64)})
+            v = _read_v(api, queue)
             lists.append([v["v"], tf.strings.as_string(v["v"] * 3), v["v"] % 7])
         return api.batch_join(lists, 5, allow_smaller_final_batch=True)
 
@@ -553,17 +559,13 @@ def test_readers_whose_preprocessing_computes_floats_alike_are_rewritten_once_an
     from compat_input._src.capture import captured_graphs
     from compat_input._src.core import tf_internals
 
-    files = [
-        write_tfrecords(str(tmp_path / f"{k}.tfr"), [example(v=k * 100 + i + 1) for i in range(9)])
-        for k in range(4)
-    ]
+    files = _numbered_tfrecords(tmp_path)
 
     def build(api):
         queue = api.string_input_producer(files, num_epochs=2, shuffle=False)
         lists = []
         for _ in range(3):
-            _, serialized = api.TFRecordReader().read(queue)
-            v = tf.io.parse_single_example(serialized, {"v": tf.io.FixedLenFeature([], tf.int64)})
+            v = _read_v(api, queue)
             scaled = tf.cast(v["v"], tf.float32) / 255.0
             lists.append([v["v"], scaled * 3.0 - 1.0 / 7.0, tf.sqrt(scaled + 0.5)])
         return api.batch_join(lists, 5, allow_smaller_final_batch=True)

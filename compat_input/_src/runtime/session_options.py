@@ -4,11 +4,12 @@ A session optimizes each new set of fetches it runs with Grappler, whose last pa
 converts the whole graph, every function of its library included, to MLIR and back. With
 TF1 behaviour's control flow that round trip changes no value and runs no op less (it sinks
 ops into functional conds, which v1 control flow does not make: its conds are Switch and
-Merge ops; and it drops functions nothing calls), and it costs in proportion to the library, which a pipeline's tf.data functions fill: a new
-set of fetches on the youtube-8m-shaped trainer's graph took 14-17 ms, 8 ms without TFG
-(legacy's graph, with no library: 3-4 ms), and a Supervisor program runs ten such sets as it
-starts. In TF2 behaviour, where model conds are functional and the pass may sink their ops,
-sessions keep TensorFlow's options.
+Merge ops; and it drops functions nothing calls), and it costs in proportion to the
+library, which a pipeline's tf.data functions fill: a new set of fetches on the
+youtube-8m-shaped trainer's graph took 14-17 ms, 8 ms without TFG (legacy's graph, with no
+library: 3-4 ms), and a Supervisor program runs ten such sets as it starts. In TF2
+behaviour, where model conds are functional and the pass may sink their ops, sessions keep
+TensorFlow's options.
 """
 
 import tensorflow as tf
