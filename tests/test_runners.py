@@ -526,3 +526,24 @@ def test_a_pipeline_whose_dataset_reads_later_state_starts_after_it():
             compat_input.start_queue_runners(sess)
             assert sess.runs == 2
             assert [sess.run(values)[0] for _ in range(3)] == [0, 1, 2]
+
+
+def test_the_runner_ends_its_threads_without_a_dataset_function_of_its_own():
+    # An exported graph's runner threads each start one pipeline, then read an empty
+    # iterator and end. A one-shot iterator traced a dataset function for it (4-10 ms of
+    # every program's build) and drew a seed from the graph's counter.
+    with tf.Graph().as_default() as graph:
+        tf1.set_random_seed(1)
+        x = compat_input.range_input_producer(4, shuffle=False).dequeue()
+        drawn = tf1.random.uniform([]).op.get_attr("seed2")
+        (runner,) = [r for r in tf1.get_collection(tf1.GraphKeys.QUEUE_RUNNERS)]
+        library = [f.signature.name for f in graph.as_graph_def().library.function]
+        assert not [name for name in library if "make_dataset" in name], library
+        with tf1.Session() as sess:
+            for enqueue in runner.enqueue_ops:
+                with pytest.raises(tf.errors.OutOfRangeError):
+                    sess.run(enqueue)  # Starts the pipeline, then ends its thread.
+            assert sess.run(x) == 0
+    with tf.Graph().as_default():  # The op seed of a graph's first random op: none drawn.
+        tf1.set_random_seed(1)
+        assert tf1.random.uniform([]).op.get_attr("seed2") == drawn

@@ -99,18 +99,6 @@ def legacy_module(name: str):
     return importlib.import_module(f"tensorflow.python.{name}")
 
 
-@contextlib.contextmanager
-def seed_counter_kept(graph: tf.Graph):
-    """Leaves `graph`'s counter of op seeds (`get_seed`) as it was: a one-shot iterator
-    draws from it. Legacy input functions draw only where they make a random op, and every
-    random op a program makes after its input takes the counter's next value."""
-    before = seed_counter(graph)
-    try:
-        yield
-    finally:
-        set_seed_counter(graph, before)
-
-
 def seed_counter(graph: tf.Graph):
     """`graph`'s counter of op seeds (`get_seed`), or None before its first draw."""
     from tensorflow.python.framework import random_seed
