@@ -47,7 +47,7 @@ def test_every_iterator_of_a_served_graph_runs_without_the_tuning_thread():
     functions = {f.signature.name: f for f in meta.graph_def.library.function}
     found = _untuned_iterators(meta.graph_def, functions)
     # The runner's own (range(0), which imported runners read), and the pipelines'.
-    assert any(name.startswith("OneShotIterator") for name, _ in found), found
+    assert any(name.startswith("compat_input_end") for name, _ in found), found
     assert len(found) >= 2 and all(ours for _, ours in found), found
     # Imported, the graph runs its runner's iterator through TensorFlow's own threads.
     with tf.Graph().as_default():

@@ -12,6 +12,8 @@ import tensorflow as tf
 
 from compat_input._src.core import graph_ops
 from compat_input._src.core import tf_internals
+from compat_input._src.core import tracing
+from compat_input._src.runtime import iterators
 from compat_input._src.runtime import start_ops
 
 tf1 = tf.compat.v1
@@ -39,18 +41,16 @@ class PipelineRunner:
         with tf_internals.at_root(graph):
             self.queue = tf.no_op(name="compat_input_pipelines")
             # Its next element raises OutOfRangeError: how a runner thread learns it is done.
-            # An iterator made in each run over an empty range, of raw ops: a one-shot
-            # iterator traced a dataset function, 4-10 ms of every program's build, and a
-            # Dataset drew a seed from the graph's counter, which legacy's runners never do
-            # (every random op made after it got another seed than on legacy).
-            spec = {"output_types": [tf.int64], "output_shapes": [tf.TensorShape([])]}
-            zero = tf.constant(0, tf.int64)
-            empty = graph_ops.RangeDataset(
-                start=zero, stop=zero, step=tf.constant(1, tf.int64), **spec
+            # An iterator made in each run over an empty range, with every pipeline's
+            # options (untuned: tf.data's tuning thread made a close wait out its sleep). A
+            # one-shot iterator traced a dataset function, 4-10 ms of every program's build,
+            # and drew a seed from the graph's counter, which legacy's runners never do.
+            empty = iterators.with_options(tf.data.Dataset.range(0))
+            self._spec = tracing.typed(empty.element_spec)
+            self._empty = graph_ops.AnonymousIteratorV3(name="compat_input_end", **self._spec)
+            self._made = graph_ops.MakeIterator(
+                dataset=empty._variant_tensor, iterator=self._empty, name="compat_input_end"
             )
-            self._empty = graph_ops.AnonymousIteratorV3(**spec)
-            self._made = graph_ops.MakeIterator(dataset=empty, iterator=self._empty)
-            self._spec = spec
         self.close_op = self.cancel_op = self.queue
         # Exported only: one op per pipeline that starts it if it is not started yet, then
         # ends its runner thread. A graph imported from a meta-graph, with or without
