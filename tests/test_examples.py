@@ -38,6 +38,14 @@ def _run_script(*args) -> subprocess.CompletedProcess:
     return subprocess.run(command, capture_output=True, text=True, env=ENV, timeout=120)
 
 
+def _ran(script, code: str, *mode) -> subprocess.CompletedProcess:
+    """Writes `code` to `script` and runs it (`compat-input run [--legacy]`): it succeeds."""
+    script.write_text(code)
+    done = _run_script(*mode, script)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done
+
+
 def _cli(*args):
     return _run([sys.executable, "-m", "compat_input._src.commands.cli", "run", *args])
 
@@ -108,16 +116,14 @@ def test_run_keeps_argv_main_and_exit_status(tmp_path):
 def test_run_gives_tf1_programs_the_log_flush_tensorflow_2_only_raises(tmp_path, mode):
     # tensorflow/models' video_prediction trainer ends with tf.logging.flush(), after its
     # last checkpoint: TensorFlow 2 raised NotImplementedError there, the exit status 1.
-    script = tmp_path / "prog.py"
-    script.write_text(
+    code = (
         "import tensorflow as tf\n"
         "tf.logging.set_verbosity(tf.logging.INFO)\n"
         "tf.logging.info('Training complete')\n"
         "tf.logging.flush()\n"
         "print('flushed')\n"
     )
-    done = _run_script(*mode, script)
-    assert done.returncode == 0, done.stderr[-2000:]
+    done = _ran(tmp_path / "prog.py", code, *mode)
     assert done.stdout.strip() == "flushed"
     assert "Training complete" in done.stderr
 
@@ -125,16 +131,14 @@ def test_run_gives_tf1_programs_the_log_flush_tensorflow_2_only_raises(tmp_path,
 @pytest.mark.parametrize("mode", [[], ["--legacy"]])
 def test_run_leaves_tensorflows_modules_out_of_the_collectors_scans(tmp_path, mode):
     # What the program imports itself, and what it makes, are collected as ever.
-    script = tmp_path / "prog.py"
-    script.write_text(
+    code = (
         "import gc, sys, tensorflow as tf\n"
         "frozen = gc.get_freeze_count()\n"
         "class Cycle: pass\n"
         "a, b = Cycle(), Cycle(); a.b, b.a = b, a; del a, b\n"
         "print(frozen > 100000, 'tensorflow' in sys.modules, gc.collect() >= 2)\n"
     )
-    done = _run_script(*mode, script)
-    assert done.returncode == 0, done.stderr[-2000:]
+    done = _ran(tmp_path / "prog.py", code, *mode)
     assert done.stdout.strip() == "True True True"
 
 
@@ -142,14 +146,12 @@ def test_run_serves_tf1_to_modules_beside_the_script_only(tmp_path):
     (tmp_path / "helper_mod.py").write_text(
         "import tensorflow as tf\nHAS_TF1 = hasattr(tf, 'Session') and hasattr(tf.train, 'batch')\n"
     )
-    script = tmp_path / "main.py"
-    script.write_text(
+    code = (
         "import helper_mod, tensorflow as tf, tensorflow_datasets\n"
         "import compat_input._src.batchers.batching as b\n"
         "print(helper_mod.HAS_TF1, tf.train.batch is b.batch, b.tf is not tf)\n"
     )
-    done = _run_script(script)
-    assert done.returncode == 0, done.stderr[-2000:]
+    done = _ran(tmp_path / "main.py", code)
     assert done.stdout.strip() == "True True True"
 
 

@@ -536,7 +536,7 @@ def test_the_runner_ends_its_threads_without_a_dataset_function_of_its_own():
         tf1.set_random_seed(1)
         x = compat_input.range_input_producer(4, shuffle=False).dequeue()
         drawn = tf1.random.uniform([]).op.get_attr("seed2")
-        (runner,) = [r for r in tf1.get_collection(tf1.GraphKeys.QUEUE_RUNNERS)]
+        (runner,) = tf1.get_collection(tf1.GraphKeys.QUEUE_RUNNERS)
         library = [f.signature.name for f in graph.as_graph_def().library.function]
         assert not [name for name in library if "make_dataset" in name], library
         with tf1.Session() as sess:
