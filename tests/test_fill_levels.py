@@ -175,15 +175,19 @@ def test_a_finite_producer_reads_its_items_left_as_legacy_s():
 
 def _program(slow_producer: bool, steps: int = 30) -> list:
     """A trainer of a `batch` input under install(), as `compat-input run` runs it, with
-    input wait summaries on: each 10th step's `input_wait_share`."""
+    input wait summaries on: each 10th step's `input_wait_share`. Where the model is the
+    slow side, its step takes 20 ms inside the run, as a model's does (a sleep between runs
+    would leave the run's time to the read alone, and a busy machine's read to a share)."""
     shares = []
     with tf.Graph().as_default():
         x = _example(compat_input, slow_producer)
         batch = compat_input.batch([x], 4, num_threads=2, capacity=32)
         loss = tf.reduce_sum(tf.cast(batch, tf.float32))
+        if not slow_producer:
+            loss = tf1.py_func(lambda v: (time.sleep(0.02), v)[1], [loss], tf.float32)
         merged = tf1.summary.merge_all()
         with _started() as sess:
-            for step in _steps(steps, slow_producer):
+            for step in range(steps):
                 if step % 10 == 9 and options.input_wait_summaries:
                     summary = tf1.Summary.FromString(sess.run([loss, merged])[1])
                     shares.append(
