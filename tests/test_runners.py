@@ -366,6 +366,13 @@ def _graph_in_events_and_session(supervisor, logdir: str, with_input: bool) -> t
     return tf1.GraphDef.FromString(written), sess.graph.as_graph_def(add_shapes=True)
 
 
+def _pbtxt(logdir: str):
+    from google.protobuf import text_format
+
+    with open(os.path.join(logdir, "graph.pbtxt")) as f:
+        return text_format.Parse(f.read(), tf1.GraphDef())
+
+
 @pytest.mark.parametrize("with_input", [False, True])
 def test_the_supervisors_event_file_holds_the_graph_the_session_ran(tmp_path, with_input):
     # TensorFlow's supervisor_test compares the two: an op of ours made after the
@@ -373,6 +380,27 @@ def test_the_supervisors_event_file_holds_the_graph_the_session_ran(tmp_path, wi
     written, ran = _graph_in_events_and_session(compat_input.Supervisor, str(tmp_path), with_input)
     assert sorted(n.name for n in written.node) == sorted(n.name for n in ran.node)
     assert written == ran
+    # graph.pbtxt too, written by a thread of its own: there once stop() returned.
+    assert _pbtxt(str(tmp_path)) == ran
+
+
+def test_the_supervisors_graph_files_are_written_by_stop_or_raise_there(tmp_path, monkeypatch):
+    # Legacy wrote them before the session's first step; ours are written while it runs:
+    # a slow write is waited for by stop(), and a failed one raised there, not lost.
+    real = tf1.train.write_graph
+    monkeypatch.setattr(tf1.train, "write_graph", lambda *args: time.sleep(0.5) or real(*args))
+    legacy = str(tmp_path / "legacy")
+    _graph_in_events_and_session(tf1.train.Supervisor, legacy, with_input=False)
+    _, ran = _graph_in_events_and_session(compat_input.Supervisor, str(tmp_path), False)
+    assert _pbtxt(str(tmp_path)) == ran
+    assert [n.name for n in _pbtxt(legacy).node] == [n.name for n in ran.node]
+
+    def denied(*args):
+        raise tf.errors.PermissionDeniedError(None, None, "graph.pbtxt: permission denied")
+
+    monkeypatch.setattr(tf1.train, "write_graph", denied)
+    with pytest.raises(tf.errors.PermissionDeniedError, match="graph.pbtxt"):
+        _graph_in_events_and_session(compat_input.Supervisor, str(tmp_path / "denied"), False)
 
 
 def _dequeues_made_after_the_start(api) -> list:
