@@ -403,6 +403,52 @@ def test_the_supervisors_graph_files_are_written_by_stop_or_raise_there(tmp_path
         _graph_in_events_and_session(compat_input.Supervisor, str(tmp_path / "denied"), False)
 
 
+def _monitored_graph_files(checkpoint_dir: str, with_install: bool) -> tuple:
+    """A MonitoredTrainingSession over a `batch` input, its CheckpointSaverHook writing
+    to `checkpoint_dir`: (graph.pbtxt, the event file's graph and meta-graph, the session's
+    graph), read once the session is closed."""
+    import glob
+
+    if with_install:
+        compat_input.install()
+    try:
+        with tf.Graph().as_default() as graph:
+            step = tf1.train.get_or_create_global_step()
+            x = tf1.train.batch([tf1.train.range_input_producer(8).dequeue()], 2)
+            train = tf1.assign_add(step, tf.cast(tf.reduce_sum(x), tf.int64))
+            with tf1.train.MonitoredTrainingSession(checkpoint_dir=checkpoint_dir) as sess:
+                sess.run(train)
+            ran = graph.as_graph_def(add_shapes=True)
+    finally:
+        if with_install:
+            compat_input.uninstall()
+    events = list(tf1.train.summary_iterator(glob.glob(os.path.join(checkpoint_dir, "ev*"))[0]))
+    # The last of each: the summary writer's cache wrote the graph as it was first.
+    written = tf1.GraphDef.FromString([e.graph_def for e in events if e.graph_def][-1])
+    meta = tf1.MetaGraphDef.FromString([e.meta_graph_def for e in events if e.meta_graph_def][-1])
+    return _pbtxt(checkpoint_dir), written, meta, ran
+
+
+def test_monitored_sessions_write_their_graph_files_by_their_end(tmp_path, monkeypatch):
+    # Written by a thread of their own under install(), slowly here: the saver hook's end
+    # waits for them, and they hold what legacy's hold, the session's graph.
+    real = tf1.train.write_graph
+    monkeypatch.setattr(tf1.train, "write_graph", lambda *args: time.sleep(0.5) or real(*args))
+    legacy = _monitored_graph_files(str(tmp_path / "legacy"), with_install=False)
+    compat = _monitored_graph_files(str(tmp_path / "compat"), with_install=True)
+    for files in (legacy, compat):
+        pbtxt, written, meta, ran = files
+        assert pbtxt == ran and written == ran
+        assert meta.graph_def == ran and meta.saver_def.save_tensor_name
+
+    def denied(*args):
+        raise tf.errors.PermissionDeniedError(None, None, "graph.pbtxt: permission denied")
+
+    monkeypatch.setattr(tf1.train, "write_graph", denied)
+    with pytest.raises(tf.errors.PermissionDeniedError, match="graph.pbtxt"):
+        _monitored_graph_files(str(tmp_path / "denied"), with_install=True)
+
+
 def _dequeues_made_after_the_start(api) -> list:
     """A producer started before any dequeue exists; each step makes a new dequeue op."""
     with tf.Graph().as_default():

@@ -42,6 +42,7 @@ from compat_input._src.core.patching import Patch
 from compat_input._src.core.tf_internals import saver_lib
 from compat_input._src.core.tf_internals import session_lib
 from compat_input._src.runtime import checkpoint
+from compat_input._src.runtime import graph_files
 from compat_input._src.runtime import input_waits
 from compat_input._src.runtime import session_close
 from compat_input._src.runtime import session_options
@@ -128,6 +129,18 @@ PATCHES = tuple(
         "__init__",
         session_options.without_tfg_round_trip,
         "sessions skip Grappler's TFG round trip, a cost in proportion to the function library",
+    ),
+    Patch(
+        lambda: tf.compat.v1.train.CheckpointSaverHook,
+        "after_create_session",
+        graph_files.hook_writing_on_its_thread,
+        "MonitoredTrainingSession's saver hook writes the graph files in a thread of their own",
+    ),
+    Patch(
+        lambda: tf.compat.v1.train.CheckpointSaverHook,
+        "end",
+        graph_files.hook_end_waiting,
+        "the saver hook's end waits for those files and raises their error",
     ),
     Patch(
         lambda: saver_lib.Saver,
