@@ -73,3 +73,70 @@ def test_an_input_built_on_the_cpu_or_anywhere_keeps_its_scope(scope):
             x = compat_api().range_input_producer(4, shuffle=False).dequeue()
             batch = compat_api().batch([x], 2)
     assert batch.device == (scope or "")
+
+
+_CLUSTER: list = []
+
+
+def _cluster():
+    """One worker and one parameter server in this process, made once (their ports stay
+    taken until the process exits)."""
+    if not _CLUSTER:
+        import socket
+
+        ports = []
+        for _ in range(2):
+            with socket.socket() as free:
+                free.bind(("localhost", 0))
+                ports.append(free.getsockname()[1])
+        cluster = tf1.train.ClusterSpec(
+            {"worker": [f"localhost:{ports[0]}"], "ps": [f"localhost:{ports[1]}"]}
+        )
+        _CLUSTER.extend(tf1.train.Server(cluster, job, 0) for job in ("worker", "ps"))
+    return _CLUSTER
+
+
+def _replicated(api) -> tuple:
+    """Between-graph replication as TF1's distributed trainers build it: the graph inside
+    `replica_device_setter` (variables on the parameter server), a TFRecord file of 20
+    records read for 2 epochs by `batch`, a MonitoredTrainingSession on the worker summing
+    what it reads into a variable until the input ends: (batches, the sum, names of the ops
+    on ps)."""
+    import os
+    import tempfile
+
+    worker, _ = _cluster()
+    path = os.path.join(tempfile.mkdtemp(), "r.tfrecord")
+    with tf.io.TFRecordWriter(path) as writer:
+        for i in range(20):
+            writer.write(str(i).encode())
+    with tf.Graph().as_default() as graph:
+        setter = tf1.train.replica_device_setter(worker_device="/job:worker/task:0", ps_tasks=1)
+        with tf1.device(setter):
+            files = api.string_input_producer([path], num_epochs=2, shuffle=False)
+            _, record = api.TFRecordReader().read(files)
+            batch = api.batch([tf.strings.to_number(record, tf.int64)], 4)
+            step = tf1.train.get_or_create_global_step()
+            total = tf1.get_variable("total", [], tf.int64, tf1.zeros_initializer())
+            train = tf.group(tf1.assign_add(total, tf.reduce_sum(batch)), step.assign_add(1))
+        read = []
+        with tf1.train.MonitoredTrainingSession(master=worker.target) as sess:
+            while not sess.should_stop():
+                read.append(sess.run([batch, train])[0].tolist())
+        with tf1.Session(worker.target) as sess:
+            summed = sess.run(total)
+        on_ps = {op.name for op in graph.get_operations() if "/job:ps" in op.device}
+    return read, summed, on_ps
+
+
+def test_a_replicated_trainer_reads_its_input_on_its_worker_as_legacy():
+    # replica_device_setter puts every variable op on a parameter server. Legacy's queues
+    # are no variables: they ran on the worker. compat_input's pipeline state (its epochs,
+    # its marks) is read inside tf.data functions, which cannot reach a resource on another
+    # task: it stays on the worker, with the input (the program's variables go to ps).
+    legacy = _replicated(legacy_api())
+    compat = _replicated(compat_api())
+    assert compat[0] == legacy[0] and len(legacy[0]) == 10
+    assert compat[1] == legacy[1] == 2 * sum(range(20))
+    # The program's variables on the parameter server, both ways.
+    assert {"total", "global_step"} <= legacy[2] & compat[2]

@@ -4,6 +4,11 @@ An input built inside the model's `tf.device('/gpu:0')` (tf_slim's clones dequeu
 prefetch queue there, towers build their batchers there) ran on legacy, whose queue ops
 have GPU kernels that keep their data in host memory. tf.data's datasets and iterators
 have CPU kernels only, so compat_input makes them on that device's host, job and task kept.
+
+The state a pipeline keeps (its epochs, counters, marks, logs) is made apart from the
+program's device functions (`input_state`): `replica_device_setter` sends every variable op
+to a parameter server, and tf.data functions cannot reach a resource on another task
+(legacy's queues, no variables, ran on the worker; so does this state).
 """
 
 import contextlib
@@ -37,3 +42,18 @@ def made_on_host(function):
             return function(*args, **kwargs)
 
     return on_host_of_scope
+
+
+@contextlib.contextmanager
+def input_state(graph: tf.Graph):
+    """A context for the variables of a pipeline's state: the device strings of `graph`'s
+    scope kept (innermost wins, a GPU's host CPU as `on_host`), its device functions left
+    out. Without a device string the session places them with the input's other
+    unconstrained ops, on its own task: a replicated trainer's worker."""
+    merged = tf.DeviceSpec()
+    for string in tf_internals.device_scope_strings(graph):
+        merged = tf.DeviceSpec.from_string(string).make_merged_spec(merged)
+    if merged.device_type in ("GPU", "TPU"):
+        merged = merged.replace(device_type="CPU", device_index=0)
+    with graph.device(None), graph.device(merged.to_string() or None):
+        yield

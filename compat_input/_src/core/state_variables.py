@@ -18,6 +18,7 @@ from typing import Optional
 import numpy as np
 import tensorflow as tf
 
+from compat_input._src.core import devices
 from compat_input._src.core import graph_ops
 from compat_input._src.core import tf_internals
 
@@ -53,10 +54,12 @@ class StateVariable:
         self.shape = value.shape if shape is None else tf.TensorShape(shape)
         # The name a scope `name` would take (marked used as that scope's would be); a name
         # ending in "/" is taken whole. Without opening the scope: a tower makes nine.
-        scope = tf1.get_default_graph().unique_name(name)
-        self.handle = graph_ops.VarHandleOp(
-            dtype=self.dtype, shape=self.shape, shared_name=scope, name=f"{scope}/"
-        )
+        graph = tf1.get_default_graph()
+        scope = graph.unique_name(name)
+        with devices.input_state(graph):
+            self.handle = graph_ops.VarHandleOp(
+                dtype=self.dtype, shape=self.shape, shared_name=scope, name=f"{scope}/"
+            )
         self.name = self.handle.name
         self.op = self.handle.op
         self.graph = self.handle.graph
