@@ -199,6 +199,17 @@ def device_scope_strings(graph: tf.Graph) -> list:
     return [spec.raw_string for spec in stack if spec.raw_string is not None]
 
 
+def device_function_in_scope(graph: tf.Graph) -> bool:
+    """Whether a device function (`replica_device_setter`) places `graph`'s new ops, as
+    `Graph._apply_device_functions` applies them (innermost first, up to a `device(None)`)."""
+    for spec in graph._device_function_stack.peek_objs():
+        if spec.function is None:
+            return False
+        if spec.raw_string is None:
+            return True
+    return False
+
+
 def made_once(made: dict, what: str, graph: tf.Graph, make):
     """`made[what]`, made by `make()` on first use at the root of `graph`, which may be
     finalized by then (ops a pipeline or its state needs only on some paths)."""
