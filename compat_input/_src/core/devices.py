@@ -48,8 +48,8 @@ def made_on_host(function):
 def input_state(graph: tf.Graph):
     """A context for the variables of a pipeline's state: where a device function is in
     `graph`'s scope, it is left out, the scope's device strings kept (innermost wins, a
-    GPU's host CPU as `on_host`). Without a device string the session places them with the input's other
-    unconstrained ops, on its own task: a replicated trainer's worker."""
+    GPU's host CPU as `on_host`). Without a device string the session places them with
+    the input's other unconstrained ops, on its own task: a replicated trainer's worker."""
     if not tf_internals.device_function_in_scope(graph):
         yield  # The common case: the scope's strings place these ops as they place all.
         return

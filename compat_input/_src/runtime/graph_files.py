@@ -47,7 +47,11 @@ def write_pbtxt(graph: tf.Graph, logdir: str) -> None:
 
 
 def start(owner, write) -> None:
-    """`write()` in a thread of its own, for `finished(owner)`."""
+    """`write()` in a thread of its own, for `finished(owner)`; writes `owner` began before
+    (a second session of one Supervisor) are waited for first, and their error raised."""
+    error = finished(owner)
+    if error is not None:
+        raise error
     owner._compat_input_graph_files = Writer(write)
 
 

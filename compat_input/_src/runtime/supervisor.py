@@ -32,9 +32,10 @@ class Supervisor(tf1.train.Supervisor):
     Differences: checkpoints hold the input position of every compat_input pipeline, so a
     restart resumes the input where the checkpoint was taken (legacy restarted it from the
     beginning); checkpoints without positions restore too; compat_input pipelines start
-    before the first checkpoint is written; `logdir/graph.pbtxt` is written by a thread of
-    its own while the program starts (there by the time `stop()` returns, or the program
-    exits; an error writing it is raised by `stop()`).
+    before the first checkpoint is written; its graph files (`logdir/graph.pbtxt`, the
+    event file's graph) are written by a thread of their own while the program starts,
+    there once `stop()` returns or the program exits (an error writing them is raised by
+    `stop()`).
     """
 
     def __init__(self, graph=None, *args, **kwargs):
