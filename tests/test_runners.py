@@ -384,21 +384,27 @@ def test_the_supervisors_event_file_holds_the_graph_the_session_ran(tmp_path, wi
     assert _pbtxt(str(tmp_path)) == ran
 
 
+def _slow_graph_writes(monkeypatch) -> None:
+    """`tf.compat.v1.train.write_graph` (what our threads call) half a second slower."""
+    real = tf1.train.write_graph
+    monkeypatch.setattr(tf1.train, "write_graph", lambda *args: time.sleep(0.5) or real(*args))
+
+
+def _denied(*args):
+    raise tf.errors.PermissionDeniedError(None, None, "graph.pbtxt: permission denied")
+
+
 def test_the_supervisors_graph_files_are_written_by_stop_or_raise_there(tmp_path, monkeypatch):
     # Legacy wrote them before the session's first step; ours are written while it runs:
     # a slow write is waited for by stop(), and a failed one raised there, not lost.
-    real = tf1.train.write_graph
-    monkeypatch.setattr(tf1.train, "write_graph", lambda *args: time.sleep(0.5) or real(*args))
+    _slow_graph_writes(monkeypatch)
     legacy = str(tmp_path / "legacy")
     _graph_in_events_and_session(tf1.train.Supervisor, legacy, with_input=False)
     _, ran = _graph_in_events_and_session(compat_input.Supervisor, str(tmp_path), False)
     assert _pbtxt(str(tmp_path)) == ran
     assert [n.name for n in _pbtxt(legacy).node] == [n.name for n in ran.node]
 
-    def denied(*args):
-        raise tf.errors.PermissionDeniedError(None, None, "graph.pbtxt: permission denied")
-
-    monkeypatch.setattr(tf1.train, "write_graph", denied)
+    monkeypatch.setattr(tf1.train, "write_graph", _denied)
     with pytest.raises(tf.errors.PermissionDeniedError, match="graph.pbtxt"):
         _graph_in_events_and_session(compat_input.Supervisor, str(tmp_path / "denied"), False)
 
@@ -432,8 +438,7 @@ def _monitored_graph_files(checkpoint_dir: str, with_install: bool) -> tuple:
 def test_monitored_sessions_write_their_graph_files_by_their_end(tmp_path, monkeypatch):
     # Written by a thread of their own under install(), slowly here: the saver hook's end
     # waits for them, and they hold what legacy's hold, the session's graph.
-    real = tf1.train.write_graph
-    monkeypatch.setattr(tf1.train, "write_graph", lambda *args: time.sleep(0.5) or real(*args))
+    _slow_graph_writes(monkeypatch)
     legacy = _monitored_graph_files(str(tmp_path / "legacy"), with_install=False)
     compat = _monitored_graph_files(str(tmp_path / "compat"), with_install=True)
     for files in (legacy, compat):
@@ -441,10 +446,7 @@ def test_monitored_sessions_write_their_graph_files_by_their_end(tmp_path, monke
         assert pbtxt == ran and written == ran
         assert meta.graph_def == ran and meta.saver_def.save_tensor_name
 
-    def denied(*args):
-        raise tf.errors.PermissionDeniedError(None, None, "graph.pbtxt: permission denied")
-
-    monkeypatch.setattr(tf1.train, "write_graph", denied)
+    monkeypatch.setattr(tf1.train, "write_graph", _denied)
     with pytest.raises(tf.errors.PermissionDeniedError, match="graph.pbtxt"):
         _monitored_graph_files(str(tmp_path / "denied"), with_install=True)
 
