@@ -129,6 +129,25 @@ def test_run_gives_tf1_programs_the_log_flush_tensorflow_2_only_raises(tmp_path,
 
 
 @pytest.mark.parametrize("mode", [[], ["--legacy"]])
+def test_run_takes_integral_float_dimensions_as_tensorflow_1_did(tmp_path, mode):
+    # lhzhong/TFCode's VGG16 (Python 3) sizes its weights `input_channels / groups`: 3.0,
+    # which TensorFlow 2's Dimension refuses (TypeError) before the first step.
+    code = (
+        "import tensorflow as tf\n"
+        "x = tf.placeholder(tf.float32, [None, 8, 8, 3])\n"
+        "channels = int(x.get_shape()[-1])\n"
+        "w = tf.get_variable('w', shape=[3, 3, channels / 1, 16])\n"
+        "print(w.shape.as_list(), tf.TensorShape([None, 6 / 2]).as_list())\n"
+        "try:\n"
+        "    tf.TensorShape([2.5])\n"
+        "except ValueError as error:\n"
+        "    print(error)\n"
+    )
+    done = _ran(tmp_path / "prog.py", code, *mode)
+    assert done.stdout.splitlines() == ["[3, 3, 3, 16] [None, 3]", "Ambiguous dimension: 2.5"]
+
+
+@pytest.mark.parametrize("mode", [[], ["--legacy"]])
 def test_run_leaves_tensorflows_modules_out_of_the_collectors_scans(tmp_path, mode):
     # What the program imports itself, and what it makes, are collected as ever.
     code = (

@@ -215,13 +215,20 @@ PATCHES = tuple(
         )
         for path, name, home, home_name in tf_internals.MOVED
     ),
-    # TensorFlow 1 functions whose TensorFlow 2 body only raises (tf1_gaps.py), given back
+    # What TensorFlow 1 did that TensorFlow 2's compat.v1 refuses (tf1_gaps.py), given back
     # on legacy queues too (serve=False: an option that is always on).
     Patch(
         _tf1_module("logging"),
         "flush",
         lambda on: lambda original: tf1_gaps.flush,
         "tf.compat.v1.logging.flush flushes, as TensorFlow 1's did (TensorFlow 2's raises)",
+        option="tf1_gaps",
+    ),
+    Patch(
+        lambda: tf.compat.v1.Dimension,
+        "__init__",
+        lambda on: tf1_gaps.dimension_init,
+        "a shape dimension may be an integral float (3.0), as TensorFlow 1's could",
         option="tf1_gaps",
     ),
     Patch(

@@ -1,13 +1,21 @@
-"""TensorFlow 1 functions whose `tf.compat.v1` body in TensorFlow 2 only raises.
+"""What TensorFlow 1 did that its `tf.compat.v1` in TensorFlow 2 refuses.
 
-`tf.compat.v1.logging.flush()` raises NotImplementedError (TensorFlow 2.21's tf_logging.py);
-TensorFlow 1's flushed the handlers of its logger. tensorflow/models research programs end
-their training with it, after their last checkpoint (video_prediction's prediction_train.py):
-on TensorFlow 2 they exited with status 1 after training. `compat-input run` gives them
-TensorFlow 1's function, on legacy queues too (`--legacy`), where both ran the same program.
+`compat-input run` gives TF1 programs TensorFlow 1's behaviour here, on legacy queues too
+(`--legacy`), where both ran the same program:
+
+- `tf.compat.v1.logging.flush()` raises NotImplementedError (TensorFlow 2.21's
+  tf_logging.py); TensorFlow 1's flushed the handlers of its logger. tensorflow/models
+  research programs end their training with it, after their last checkpoint
+  (video_prediction's prediction_train.py): on TensorFlow 2 they exited with status 1.
+- A shape dimension given as an integral float (`input_channels / groups` in Python 3, 3.0)
+  raises TypeError in TensorFlow 2's `Dimension`; TensorFlow 1's took `int(value)` where
+  that equals the value ("Ambiguous dimension" otherwise). Course and paper code of
+  TensorFlow 1 on Python 3 builds its weights so (lhzhong/TFCode's VGG16 and AlexNet
+  layers): on TensorFlow 2 they failed before their first step.
 """
 
 import logging
+import numbers
 
 
 def flush() -> None:
@@ -15,3 +23,20 @@ def flush() -> None:
     TensorFlow's logger."""
     for handler in logging.getLogger("tensorflow").handlers:
         handler.flush()
+
+
+def dimension_init(init):
+    """`Dimension.__init__` that takes an integral number of another type, as TensorFlow
+    1's did; everything else as TensorFlow 2's (its common cases pay one call)."""
+
+    def init_taking_integral_numbers(self, value):
+        try:
+            init(self, value)
+        except TypeError:
+            if not isinstance(value, numbers.Real) or isinstance(value, bool):
+                raise
+            if int(value) != value:
+                raise ValueError(f"Ambiguous dimension: {value}") from None
+            init(self, int(value))
+
+    return init_taking_integral_numbers
