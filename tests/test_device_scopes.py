@@ -99,9 +99,8 @@ def _cluster():
 def _replicated(api) -> tuple:
     """Between-graph replication as TF1's distributed trainers build it: the graph inside
     `replica_device_setter` (variables on the parameter server), a TFRecord file of 20
-    records read for 2 epochs by `batch`, a MonitoredTrainingSession on the worker summing
-    what it reads into a variable until the input ends: (batches, the sum, names of the ops
-    on ps)."""
+    records read for 2 epochs by `batch`, a session on the worker summing what it reads
+    into a variable until the input ends: (batches, the sum, names of the ops on ps)."""
     import os
     import tempfile
 
@@ -120,10 +119,19 @@ def _replicated(api) -> tuple:
             total = tf1.get_variable("total", [], tf.int64, tf1.zeros_initializer())
             train = tf.group(tf1.assign_add(total, tf.reduce_sum(batch)), step.assign_add(1))
         read = []
-        with tf1.train.MonitoredTrainingSession(master=worker.target) as sess:
-            while not sess.should_stop():
-                read.append(sess.run([batch, train])[0].tolist())
+        # A plain session on the worker's target: a MonitoredSession would make its session
+        # again on a transient error, and read the input again.
         with tf1.Session(worker.target) as sess:
+            sess.run([tf1.global_variables_initializer(), tf1.local_variables_initializer()])
+            coord = tf1.train.Coordinator()
+            threads = tf1.train.start_queue_runners(sess, coord)
+            try:
+                while True:
+                    read.append(sess.run([batch, train])[0].tolist())
+            except tf.errors.OutOfRangeError:
+                pass
+            coord.request_stop()
+            coord.join(threads, stop_grace_period_secs=10)
             summed = sess.run(total)
         on_ps = {op.name for op in graph.get_operations() if "/job:ps" in op.device}
     return read, summed, on_ps
