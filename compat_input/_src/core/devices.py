@@ -18,15 +18,22 @@ import tensorflow as tf
 
 from compat_input._src.core import tf_internals
 
+_ACCELERATORS = ("GPU", "TPU")
+
+
+def _asked_for(graph: tf.Graph) -> tf.DeviceSpec:
+    """The device the strings of `graph`'s device scope ask for, merged."""
+    merged = tf.DeviceSpec()
+    for string in tf_internals.device_scope_strings(graph):  # Innermost first: it wins.
+        merged = tf.DeviceSpec.from_string(string).make_merged_spec(merged)
+    return merged
+
 
 def on_host(graph: tf.Graph):
     """A context in which ops are made on the CPU of the device `graph`'s scope asks for,
     where that is a GPU or TPU; else no change. Device functions (`replica_device_setter`)
     still see each op as before."""
-    merged = tf.DeviceSpec()
-    for string in tf_internals.device_scope_strings(graph):  # Innermost first: it wins.
-        merged = tf.DeviceSpec.from_string(string).make_merged_spec(merged)
-    if merged.device_type not in ("GPU", "TPU"):
+    if _asked_for(graph).device_type not in _ACCELERATORS:
         return contextlib.nullcontext()
     return graph.device("/device:CPU:0")
 
@@ -53,10 +60,8 @@ def input_state(graph: tf.Graph):
     if not tf_internals.device_function_in_scope(graph):
         yield  # The common case: the scope's strings place these ops as they place all.
         return
-    merged = tf.DeviceSpec()
-    for string in tf_internals.device_scope_strings(graph):
-        merged = tf.DeviceSpec.from_string(string).make_merged_spec(merged)
-    if merged.device_type in ("GPU", "TPU"):
-        merged = merged.replace(device_type="CPU", device_index=0)
-    with graph.device(None), graph.device(merged.to_string() or None):
+    asked = _asked_for(graph)
+    if asked.device_type in _ACCELERATORS:
+        asked = asked.replace(device_type="CPU", device_index=0)
+    with graph.device(None), graph.device(asked.to_string() or None):
         yield

@@ -61,6 +61,16 @@ def finished(owner):
     return writer.finished() if writer is not None else None
 
 
+def after_writes(owner, work):
+    """`work()` once the writes `owner` began are done; their error raised after it (the
+    Supervisor's `stop()` and the hook's `end()` still do their own work)."""
+    error = finished(owner)
+    result = work()
+    if error is not None:
+        raise error
+    return result
+
+
 class _GraphOnItsThread:
     """Stands in for a CheckpointSaverHook's summary writer while the hook starts: its
     `add_graph` is run in a thread of its own, after `graph.pbtxt` (TensorFlow's hook writes
@@ -102,9 +112,6 @@ def hook_end_waiting(end):
     error after its own work."""
 
     def end_waiting_for_graph_files(self, session):
-        error = finished(self)
-        end(self, session)
-        if error is not None:
-            raise error
+        return after_writes(self, lambda: end(self, session))
 
     return end_waiting_for_graph_files

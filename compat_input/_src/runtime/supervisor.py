@@ -64,11 +64,8 @@ class Supervisor(tf1.train.Supervisor):
 
     def stop(self, *args, **kwargs):
         # The graph is written before the summary writer closes.
-        error = graph_files.finished(self)
-        stopped = super().stop(*args, **kwargs)
-        if error is not None:
-            raise error
-        return stopped
+        stop = super().stop
+        return graph_files.after_writes(self, lambda: stop(*args, **kwargs))
 
     def start_standard_services(self, sess):
         # Start the pipelines first: the checkpoint service saves their positions at once.
