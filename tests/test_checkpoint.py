@@ -315,6 +315,64 @@ def test_a_training_checkpoint_restores_into_an_evaluation_graph_as_legacy_s_did
     assert f"no input position for 'TextLineReader', '{eval_name}'" in caplog.text
 
 
+def _evaluate_each_checkpoint(api, path: str, eval_file, passes: int) -> list:
+    """im2txt's evaluator: a finalized graph with its own input, each checkpoint restored
+    by one Saver in a session of its own, the input read to its end: per pass, what it read,
+    the step restored and the graph's op count after the restore."""
+    seen = []
+    with tf.Graph().as_default() as graph:
+        files = api.string_input_producer([str(eval_file)], num_epochs=1, shuffle=False)
+        _, line = api.TextLineReader().read(files)
+        batch = api.batch([line], 3, name="eval_input", allow_smaller_final_batch=True)
+        step = tf1.train.get_or_create_global_step()
+        saver = tf1.train.Saver()
+        init = tf1.local_variables_initializer()
+        graph.finalize()
+        for _ in range(passes):
+            with tf1.Session() as sess:
+                sess.run(init)
+                saver.restore(sess, path)
+                ops = len(graph.get_operations())
+                coord = tf1.train.Coordinator()
+                threads = api.start_queue_runners(sess, coord=coord)
+                seen.append((drain(sess, batch), sess.run(step), ops))
+                coord.request_stop()
+                coord.join(threads, stop_grace_period_secs=10)
+    return seen
+
+
+def test_an_evaluator_restores_each_training_checkpoint_once_into_its_finalized_graph(
+    tmp_path, caplog
+):
+    # The training checkpoint holds the training input's position, not the evaluation's: the
+    # restore read the model's variables, failed on the missing position and read them all
+    # again, "Restoring parameters from" said twice (im2txt's evaluator, Inception's 95 MB
+    # read twice); and each restore added a Saver to the finalized graph.
+    path = str(tmp_path / "model.ckpt")
+    with tf.Graph().as_default():
+        batch, step = _build()
+        with tf1.Session() as sess:
+            sess.run(tf1.global_variables_initializer())
+            compat_input.start_queue_runners(sess)
+            sess.run([batch, step])
+            tf1.train.Saver().save(sess, path)
+    eval_file = tmp_path / "eval.txt"
+    eval_file.write_text("".join(f"e{i}\n" for i in range(7)))
+    said = {}
+    for api in (legacy_api(), compat_api()):
+        if api.name == "compat":
+            compat_input.install()
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger="tensorflow"):
+            said[api.name] = _evaluate_each_checkpoint(api, path, eval_file, passes=2)
+        restores = [r for r in caplog.records if "Restoring parameters from" in r.getMessage()]
+        assert len(restores) == 2, api.name
+    legacy, compat = said["legacy"], said["compat"]
+    assert [(read, step) for read, step, _ in compat] == [(r, s) for r, s, _ in legacy]
+    assert compat[0][0][0] == [b"e0", b"e1", b"e2"] and compat[0][1] == 1
+    assert compat[0][2] == compat[1][2]  # The second restore added nothing to the graph.
+
+
 def test_a_position_is_restored_into_the_same_input_only(tmp_path):
     # The checkpoint holds a position under this very name, for a batch of 4; the input
     # restored into batches 5, so it is another input, and starts from the beginning.

@@ -32,10 +32,11 @@ def _run(args):
     return done.stdout, done.stderr
 
 
-def _run_script(*args) -> subprocess.CompletedProcess:
-    """`compat-input run [--legacy] SCRIPT ARGS`, whatever its exit status."""
+def _run_script(*args, **env) -> subprocess.CompletedProcess:
+    """`compat-input run [--legacy] SCRIPT ARGS`, whatever its exit status; `env` is added
+    to the environment."""
     command = [sys.executable, "-m", "compat_input._src.commands.cli", "run", *map(str, args)]
-    return subprocess.run(command, capture_output=True, text=True, env=ENV, timeout=120)
+    return subprocess.run(command, capture_output=True, text=True, env={**ENV, **env}, timeout=120)
 
 
 def _ran(script, code: str, *mode) -> subprocess.CompletedProcess:
@@ -161,17 +162,57 @@ def test_run_leaves_tensorflows_modules_out_of_the_collectors_scans(tmp_path, mo
     assert done.stdout.strip() == "True True True"
 
 
-def test_run_serves_tf1_to_modules_beside_the_script_only(tmp_path):
-    (tmp_path / "helper_mod.py").write_text(
+def test_run_serves_tf1_to_the_programs_own_modules_only(tmp_path):
+    # The program's code: modules beside the script, and a package of its own reached
+    # through PYTHONPATH or sys.path (im2txt's `from im2txt.ops import image_embedding`,
+    # `tools/train.py` beside `lib/`), whose `tf.contrib.slim` failed on TensorFlow 2's
+    # module. Installed libraries get TensorFlow 2's, even from a site directory inside
+    # the program's own (a virtual environment kept in the project).
+    probe = (
         "import tensorflow as tf\nHAS_TF1 = hasattr(tf, 'Session') and hasattr(tf.train, 'batch')\n"
     )
+    (tmp_path / "helper_mod.py").write_text(probe)
+    (tmp_path / "lib" / "ownpkg").mkdir(parents=True)
+    (tmp_path / "lib" / "ownpkg" / "__init__.py").write_text(probe)
+    site = tmp_path / "venv" / "lib" / "site-packages"
+    site.mkdir(parents=True)
+    (site / "installed_lib.py").write_text(probe)
     code = (
-        "import helper_mod, tensorflow as tf, tensorflow_datasets\n"
+        "import os, sys\n"
+        "sys.path.insert(0, os.path.join(os.path.dirname(__file__), 'lib'))\n"
+        "import helper_mod, ownpkg, installed_lib, tensorflow as tf, tensorflow_datasets\n"
         "import compat_input._src.batchers.batching as b\n"
-        "print(helper_mod.HAS_TF1, tf.train.batch is b.batch, b.tf is not tf)\n"
+        "print(helper_mod.HAS_TF1, ownpkg.HAS_TF1, installed_lib.HAS_TF1)\n"
+        "print(tf.train.batch is b.batch, b.tf is not tf)\n"
     )
-    done = _ran(tmp_path / "main.py", code)
-    assert done.stdout.strip() == "True True True"
+    (tmp_path / "main.py").write_text(code)
+    done = _run_script(tmp_path / "main.py", PYTHONPATH=str(site))
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.splitlines() == ["True True False", "True True"]
+
+
+@pytest.mark.parametrize("mode", [[], ["--legacy"]])
+def test_run_builds_tf_slim_batch_norm_contrib_layers_modules_and_rnn_cells(tmp_path, mode):
+    # im2txt (tensorflow/models) on TensorFlow 2.21: tf_slim's batch_norm loads
+    # TensorFlow's layer from a tf_keras path tf_keras 2.21 moved (ModuleNotFoundError),
+    # `tf.contrib.layers.summaries` was no name of the stand-in, and tf.contrib.rnn's cells
+    # need Keras 2, which `compat-input run` now chooses where tf_keras is installed.
+    code = (
+        "import tensorflow as tf\n"
+        "slim = tf.contrib.slim\n"
+        "y = slim.batch_norm(tf.ones([2, 4, 4, 3]), is_training=True)\n"
+        "tf.contrib.layers.summaries.summarize_activation(y)\n"
+        "cell = tf.contrib.rnn.BasicLSTMCell(4)\n"
+        "out, _ = tf.nn.dynamic_rnn(cell, tf.ones([2, 3, 5]), dtype=tf.float32)\n"
+        "mean = [v for v in tf.global_variables() if 'moving_mean' in v.name][0]\n"
+        "with tf.Session() as sess:\n"
+        "    sess.run(tf.global_variables_initializer())\n"
+        "    sess.run(tf.get_collection(tf.GraphKeys.UPDATE_OPS))\n"
+        "    print([round(float(m), 6) for m in sess.run(mean)], sess.run(out).shape)\n"
+        "print(len(tf.get_collection(tf.GraphKeys.SUMMARIES)))\n"
+    )
+    done = _ran(tmp_path / "prog.py", code, *mode)
+    assert done.stdout.splitlines() == ["[0.001, 0.001, 0.001] (2, 3, 4)", "1"]
 
 
 def test_validation_every_k_steps_under_compat_input_run():
@@ -204,7 +245,9 @@ def test_install_serves_and_uninstall_restores_tensorflows_names():
 def test_run_says_which_package_a_program_of_tf1_layers_needs(tmp_path):
     script = tmp_path / "model.py"
     script.write_text("import tensorflow as tf\nh = tf.layers.dense(tf.zeros([1, 2]), 3)\n")
-    done = _run_script(script)
+    # Keras 3 chosen by the environment (`compat-input run` chooses Keras 2 where tf_keras
+    # is installed, as it is here).
+    done = _run_script(script, TF_USE_LEGACY_KERAS="0")
     assert done.returncode == 1
     last = done.stderr.strip().splitlines()
     assert "AttributeError: `dense` is not available with Keras 3." in last

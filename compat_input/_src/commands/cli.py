@@ -4,8 +4,8 @@ subcommands.
 
 `run` executes an unmodified TF1 program on TensorFlow 2: graph mode and v1 behaviour are
 switched on, compat_input is installed into `tf.compat.v1`, and `import tensorflow` made by
-the program or the modules beside it returns `tf.compat.v1` (the TF1 API). Other
-libraries import TensorFlow as usual. argv, `__name__ == "__main__"` and the exit status
+the program's own code returns `tf.compat.v1` (the TF1 API). Installed libraries import
+TensorFlow as usual. argv, `__name__ == "__main__"` and the exit status
 are those of `python SCRIPT`.
 """
 
@@ -13,22 +13,58 @@ import argparse
 import atexit
 import builtins
 import gc
+import importlib.util
 import os
 import runpy
 import sys
 import time
 
 
+def _library_dirs() -> tuple:
+    """Where installed libraries live: the standard library and every site directory."""
+    import site
+    import sysconfig
+
+    paths = sysconfig.get_paths()
+    dirs = [paths[key] for key in ("stdlib", "platstdlib", "purelib", "platlib")]
+    dirs += site.getsitepackages() + [site.getusersitepackages()]
+    dirs += [p for p in sys.path if os.path.basename(p) in ("site-packages", "dist-packages")]
+    # compat_input itself, wherever it is installed from (a checkout, in development).
+    dirs.append(os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
+    return tuple(os.path.realpath(d) + os.sep for d in dirs if d)
+
+
 def _tf1_import_hook(root: str):
+    """`import tensorflow` in the program's own code returns `tf.compat.v1`.
+
+    The program's code is the script, the modules beside it, and every module that no
+    installed library holds: TF1 projects keep their library in a sibling package reached
+    through PYTHONPATH or a `sys.path.insert` (`tools/train.py` beside `lib/`, a
+    package's `train.py` that imports the package by its root). Installed libraries (tf_slim,
+    tensorflow_datasets) import TensorFlow as usual, even from a virtual environment kept
+    inside the program's directory.
+    """
     import tensorflow as tf
 
     tf1 = tf.compat.v1
     real_import = builtins.__import__
+    libraries = _library_dirs()
+    root = os.path.realpath(root) + os.sep
+    root_in_library = root.startswith(libraries)
+    programs: dict = {}
+
+    def is_programs(origin: str) -> bool:
+        if origin not in programs:
+            path = os.path.realpath(origin)
+            programs[origin] = not path.startswith(libraries) or (
+                root_in_library and path.startswith(root)
+            )
+        return programs[origin]
 
     def hooked(name, globals=None, locals=None, fromlist=(), level=0):
         if level == 0 and name == "tensorflow" and globals:
-            origin = globals.get("__file__") or ""
-            if origin and os.path.abspath(origin).startswith(root):
+            origin = globals.get("__file__")
+            if origin and is_programs(origin):
                 return tf1
         return real_import(name, globals, locals, fromlist, level)
 
@@ -125,6 +161,11 @@ def run(
         print(f"compat-input run: no such file: {script}", file=sys.stderr)
         return 2
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    # TF1's tf.layers and RNN cells (and tf.contrib.rnn's) were Keras 2's; TensorFlow 2
+    # gives them only with Keras 2 chosen before it is imported. Chosen here wherever
+    # tf_keras is installed (`compat-input[keras2]`), unless the environment says otherwise.
+    if importlib.util.find_spec("tf_keras") is not None:
+        os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
     import tensorflow as tf
 
     import compat_input

@@ -97,8 +97,14 @@ MODULES: dict = {
     # tf.compat.v1.profiler, with contrib's model_analyzer and tfprof_logger names.
     "tfprof": "compat_input._src.commands.contrib_tfprof:",
     "data": "tensorflow:data.experimental",
+    # contrib.layers' modules, which its package exposed beside their names
+    # (`tf.contrib.layers.summaries.summarize_activation`, im2txt's Inception encoder).
+    **{
+        f"layers.{m}": f"tf_slim.layers.{m}"
+        for m in "initializers layers normalization optimizers regularizers summaries utils".split()
+    },
 }
-PACKAGES = sorted({name.split(".")[0] for name in HOMES} | set(MODULES))
+PACKAGES = sorted({name.split(".")[0] for name in [*HOMES, *MODULES]})
 
 # contrib's own module paths, which research code imports (`from
 # tensorflow.contrib.layers.python.layers import utils`, `from

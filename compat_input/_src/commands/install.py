@@ -232,6 +232,13 @@ PATCHES = tuple(
         option="tf1_gaps",
     ),
     Patch(
+        _module("layers.normalization"),
+        "normalization",
+        lambda on: tf1_gaps.keras_2_normalization,
+        "tf_slim's batch_norm finds tf_keras 2.21's layers (TensorFlow 2.21 looks elsewhere)",
+        option="tf1_gaps",
+    ),
+    Patch(
         lambda: session_lib.BaseSession,
         "run",
         batch_records.recording_run,

@@ -12,10 +12,18 @@
   that equals the value ("Ambiguous dimension" otherwise). Course and paper code of
   TensorFlow 1 on Python 3 builds its weights so (lhzhong/TFCode's VGG16 and AlexNet
   layers): on TensorFlow 2 they failed before their first step.
+- tf_slim's `batch_norm` (in every slim network: Inception, ResNet) builds TensorFlow's
+  `layers.normalization.BatchNormalization`, which TensorFlow 2.21 loads lazily from
+  `tf_keras.legacy_tf_layers.normalization`; tf_keras 2.21 keeps that module under
+  `tf_keras.src`, and the first `batch_norm` raised ModuleNotFoundError (im2txt's
+  Inception encoder, tensorflow/models). Served from where tf_keras keeps it.
 """
 
+import importlib
+import importlib.util
 import logging
 import numbers
+import os
 
 
 def flush() -> None:
@@ -40,3 +48,30 @@ def dimension_init(init):
             init(self, int(value))
 
     return init_taking_integral_numbers
+
+
+_KERAS_2_LAYERS = "tf_keras.legacy_tf_layers.normalization"
+_KERAS_2_LAYERS_NOW = "tf_keras.src.legacy_tf_layers.normalization"
+
+
+class _KerasTwoNormalization:
+    """TensorFlow's lazy `normalization` module, loaded from where tf_keras keeps it."""
+
+    def __getattr__(self, name: str):
+        return getattr(importlib.import_module(_KERAS_2_LAYERS_NOW), name)
+
+
+def keras_2_normalization(original):
+    """What TensorFlow's `layers.normalization` module loads its layers from: its
+    own module path where tf_keras has it (or tf_keras is not installed, which its error
+    says), else tf_keras's path now. Decided from the files alone: importing tf_keras
+    takes seconds, and programs without batch norm never do."""
+    spec = importlib.util.find_spec("tf_keras")
+    if spec is None or not spec.submodule_search_locations:
+        return original
+    root = list(spec.submodule_search_locations)[0]
+    at = os.path.join(root, *_KERAS_2_LAYERS.split(".")[1:]) + ".py"
+    now = os.path.join(root, *_KERAS_2_LAYERS_NOW.split(".")[1:]) + ".py"
+    if os.path.exists(at) or not os.path.exists(now):
+        return original
+    return _KerasTwoNormalization()

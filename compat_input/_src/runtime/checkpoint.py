@@ -26,6 +26,7 @@ import functools
 import hashlib
 import logging
 import os
+import weakref
 
 import tensorflow as tf
 
@@ -245,6 +246,38 @@ def _pipeline_name(saveable) -> str:
 _said: set = set()
 
 
+def _saves_positions(saver) -> bool:
+    var_list = tf_internals.saver_var_list(saver)
+    items = var_list.values() if isinstance(var_list, dict) else (var_list or [])
+    return any(is_position(item) for item in items)
+
+
+# Saver -> {the positions it lacks -> the Saver without them}: an evaluation loop restores
+# each new checkpoint into one graph, which then gains one Saver, not one a checkpoint.
+_fallbacks: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _fallback(saver, graph: tf.Graph, missing: list):
+    made = _fallbacks.setdefault(saver, {})
+    key = tuple(sorted(spec.name for m in missing for spec in m.specs))
+    if key not in made:
+        finalized = graph.finalized
+        # MonitoredTrainingSession, the Supervisor and evaluators (im2txt's) finalize the
+        # graph; the Saver without those positions is built, then it is finalized again.
+        if finalized:
+            tf_internals.unfinalize(graph)
+        try:
+            with graph.as_default():
+                made[key] = tf1.train.Saver(
+                    var_list=_without(tf_internals.saver_var_list(saver), missing),
+                    max_to_keep=None,
+                )
+        finally:
+            if finalized:
+                graph.finalize()
+    return made[key]
+
+
 def tolerant_restore(restore):
     """`Saver.restore` that restores a checkpoint into any graph whose variables it holds,
     as legacy's did: an input whose position the checkpoint lacks (written by legacy code,
@@ -252,12 +285,14 @@ def tolerant_restore(restore):
     Installed by `install()` (commands/install.py)."""
 
     def restore_without_positions_if_absent(self, sess, save_path):
-        try:
+        # The checkpoint's index is read first: a restore that failed on a missing position
+        # had read the model's variables already, and the second said so again ("Restoring
+        # parameters from" twice, Inception's 95 MB read twice, in every evaluator).
+        missing = []
+        if save_path is not None and _saves_positions(self):
+            missing = _positions_missing(self, save_path)
+        if not missing:
             return restore(self, sess, save_path)
-        except tf.errors.NotFoundError:
-            missing = _positions_missing(self, save_path) if save_path is not None else []
-            if not missing:
-                raise
         names = sorted({_pipeline_name(m) for m in missing})
         said = (os.path.dirname(os.path.abspath(save_path)), tuple(names))
         if said not in _said:  # Once: an evaluation hook restores each new checkpoint.
@@ -271,23 +306,7 @@ def tolerant_restore(restore):
                 ", ".join(f"'{n}'" for n in names),
                 "that input starts" if len(names) == 1 else "those inputs start",
             )
-        graph = sess.graph
-        finalized = graph.finalized
-        # MonitoredTrainingSession and the Supervisor finalize the graph; a Saver without
-        # those positions is built on this failure path alone, then the graph is finalized
-        # again.
-        if finalized:
-            tf_internals.unfinalize(graph)
-        try:
-            with graph.as_default():
-                fallback = tf1.train.Saver(
-                    var_list=_without(tf_internals.saver_var_list(self), missing),
-                    max_to_keep=None,
-                )
-        finally:
-            if finalized:
-                graph.finalize()
-        return restore(fallback, sess, save_path)
+        return restore(_fallback(self, sess.graph, missing), sess, save_path)
 
     restore_without_positions_if_absent.__wrapped__ = restore
     return restore_without_positions_if_absent
