@@ -216,6 +216,13 @@ def is_position(saveable) -> bool:
     return isinstance(saveable, _PipelineSaveable)
 
 
+def _positions(saver) -> list:
+    """The input positions `saver` saves."""
+    var_list = tf_internals.saver_var_list(saver)
+    items = var_list.values() if isinstance(var_list, dict) else (var_list or [])
+    return [item for item in items if is_position(item)]
+
+
 def _positions_missing(saver, save_path: str) -> list:
     """The positions `saver` saves that the checkpoint lacks; [] if it lacks something else
     too, or cannot be read."""
@@ -223,13 +230,7 @@ def _positions_missing(saver, save_path: str) -> list:
         keys = set(tf.train.load_checkpoint(save_path).get_variable_to_shape_map())
     except (tf.errors.OpError, ValueError):
         return []
-    var_list = tf_internals.saver_var_list(saver)
-    items = list(var_list.values()) if isinstance(var_list, dict) else list(var_list or [])
-    return [
-        item
-        for item in items
-        if is_position(item) and any(spec.name not in keys for spec in item.specs)
-    ]
+    return [item for item in _positions(saver) if any(spec.name not in keys for spec in item.specs)]
 
 
 def _without(var_list, missing: list):
@@ -244,12 +245,6 @@ def _pipeline_name(saveable) -> str:
 
 # (checkpoint directory, input names) already named in a warning.
 _said: set = set()
-
-
-def _saves_positions(saver) -> bool:
-    var_list = tf_internals.saver_var_list(saver)
-    items = var_list.values() if isinstance(var_list, dict) else (var_list or [])
-    return any(is_position(item) for item in items)
 
 
 # Saver -> {the positions it lacks -> the Saver without them}: an evaluation loop restores
@@ -289,7 +284,7 @@ def tolerant_restore(restore):
         # had read the model's variables already, and the second said so again ("Restoring
         # parameters from" twice, Inception's 95 MB read twice, in every evaluator).
         missing = []
-        if save_path is not None and _saves_positions(self):
+        if save_path is not None and _positions(self):
             missing = _positions_missing(self, save_path)
         if not missing:
             return restore(self, sess, save_path)
