@@ -70,6 +70,25 @@ def test_contrib_s_own_module_paths_reach_tf_slim_s_modules(installed):
         tf_layers.no_such_function  # noqa: B018
 
 
+def test_contrib_s_package_names_and_re_exports_of_tensorflow_resolve(installed):
+    # SSD-Tensorflow: `from tensorflow.contrib.framework.python.ops import add_arg_scope`
+    # (contrib's package star-imported its modules; tf_slim's ops package does not), and
+    # `from tensorflow.contrib.metrics.python.ops import set_ops` (TensorFlow's set ops,
+    # re-exported): both stopped it at import, on legacy queues alike.
+    from tensorflow.contrib.framework.python.ops import add_arg_scope
+    from tensorflow.contrib.framework.python.ops import get_variables_to_restore
+    from tensorflow.contrib.metrics.python.ops import set_ops
+
+    assert add_arg_scope is tf_slim.add_arg_scope
+    assert get_variables_to_restore is tf_slim.get_variables_to_restore
+    assert set_ops.set_intersection is tf1.sets.set_intersection
+    assert set_ops.set_size is tf1.sets.set_size
+    import tensorflow.contrib.framework.python.ops as contrib_ops
+
+    with pytest.raises(AttributeError, match="has no such name"):
+        contrib_ops.no_such_function  # noqa: B018
+
+
 def test_contrib_s_module_paths_are_gone_after_uninstall():
     compat_input.install()
     importlib.import_module("tensorflow.contrib.slim.python.slim.data.prefetch_queue")

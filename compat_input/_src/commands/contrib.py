@@ -148,6 +148,18 @@ def _internal_modules() -> dict:
 
 
 INTERNAL_MODULES = _internal_modules()
+# contrib's own modules that re-exported TensorFlow's ops under their names, now at their
+# public home (SSD-Tensorflow's `from tensorflow.contrib.metrics.python.ops import set_ops`
+# for `set_ops.set_intersection`).
+INTERNAL_MODULES["metrics.python.ops.set_ops"] = "tensorflow.compat.v1.sets"
+
+
+# Packages whose contrib `__init__` star-imported its modules' names, where tf_slim's
+# package of the same code does not (`from tensorflow.contrib.framework.python.ops import
+# add_arg_scope`, SSD-Tensorflow's layers): the modules that give them, in contrib's order.
+STAR_IMPORTED = {
+    "tf_slim.ops": ("tf_slim.ops.arg_scope", "tf_slim.ops.framework_ops", "tf_slim.ops.variables"),
+}
 
 
 class InternalModule(types.ModuleType):
@@ -173,6 +185,13 @@ class InternalModule(types.ModuleType):
                 return importlib.import_module(f"{self._home}.{name}")
             except ImportError:
                 pass
+            for module in STAR_IMPORTED.get(self._home, ()):
+                found = importlib.import_module(module)
+                if name in getattr(found, "__all__", ()) or (
+                    not hasattr(found, "__all__") and not name.startswith("_")
+                ):
+                    if hasattr(found, name):
+                        return getattr(found, name)
         raise AttributeError(
             f"{self.__name__}.{name} is gone with tf.contrib, and tf_slim, which carries "
             f"{self.__name__}'s code, has no such name."
