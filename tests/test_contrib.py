@@ -89,6 +89,35 @@ def test_contrib_s_package_names_and_re_exports_of_tensorflow_resolve(installed)
         contrib_ops.no_such_function  # noqa: B018
 
 
+def test_contrib_s_slim_nets_training_and_audio_module_paths_resolve(installed):
+    # Public TF1 code, as a search of it imports them: fine-tuning tutorials' `from
+    # tensorflow.contrib.slim.nets import resnet_v1`, evaluation scripts' contrib.training
+    # module, the speech-commands tutorial's `audio_ops as contrib_audio`.
+    import tensorflow.contrib.slim.nets as slim_nets
+    from tensorflow.contrib.framework.python.ops import audio_ops as contrib_audio
+    from tensorflow.contrib.slim import nets
+    from tensorflow.contrib.slim.nets import resnet_v1
+    from tensorflow.contrib.training.python.training import evaluation
+
+    assert nets is slim_nets
+    assert resnet_v1.resnet_v1_50 is tf_slim.nets.resnet_v1.resnet_v1_50
+    assert nets.inception.inception_v3 is tf_slim.nets.inception_v3.inception_v3
+    tf_slim_evaluation = importlib.import_module("tf_slim.training.evaluation")
+    assert evaluation.evaluate_once is tf_slim_evaluation.evaluate_once
+    with tf.Graph().as_default():
+        wav = tf1.sin(tf1.range(4000, dtype=tf.float32) * 0.05)[:, None]
+        # contrib's positional arguments: window_size, stride; sample_rate.
+        spectrogram = contrib_audio.audio_spectrogram(wav, 256, 128, magnitude_squared=True)
+        mfcc = contrib_audio.mfcc(spectrogram, 16000, dct_coefficient_count=10)
+        kernel = tf.raw_ops.AudioSpectrogram(
+            input=wav, window_size=256, stride=128, magnitude_squared=True
+        )
+        with tf1.Session() as sess:
+            ours, theirs, coefficients = sess.run([spectrogram, kernel, mfcc])
+    assert ours.shape == (1, 30, 129) and (ours == theirs).all()
+    assert coefficients.shape == (1, 30, 10)
+
+
 def test_contrib_s_module_paths_are_gone_after_uninstall():
     compat_input.install()
     importlib.import_module("tensorflow.contrib.slim.python.slim.data.prefetch_queue")

@@ -140,7 +140,12 @@ MOVED_MODULES.update(
 # contrib's own module paths (`from tensorflow.contrib.layers.python import layers as
 # tf_layers`, video prediction) are tf_slim's modules of the same code, as install() serves.
 MOVED_MODULES.update(
-    {f"tensorflow.contrib.{path}": home for path, home in contrib.INTERNAL_MODULES.items() if home}
+    {
+        f"tensorflow.contrib.{path}": home
+        for path, home in contrib.INTERNAL_MODULES.items()
+        # compat_input's own stand-ins (contrib's audio ops) are no home for migrated code.
+        if home and not home.startswith("compat_input.")
+    }
 )
 
 # tf.contrib.lookup's functions are TensorFlow's own lookup_ops, which TensorFlow 2 keeps

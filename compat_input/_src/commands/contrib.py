@@ -105,6 +105,10 @@ MODULES: dict = {
     },
 }
 PACKAGES = sorted({name.split(".")[0] for name in [*HOMES, *MODULES]})
+# Submodules loaded with a whole module's home: `import tensorflow.contrib.slim.nets as nets`
+# walks `tensorflow.contrib.slim` (tf_slim) to its `nets`, which is an attribute of tf_slim
+# only once imported (3 ms).
+_SUBMODULES = {"slim": ("tf_slim.nets",)}
 
 # contrib's own module paths, which research code imports (`from
 # tensorflow.contrib.layers.python.layers import utils`, `from
@@ -116,6 +120,9 @@ _INTERNAL_PACKAGES = {
     "framework.python.ops": "tf_slim.ops",
     "metrics.python.ops": "tf_slim.metrics",
     "losses.python.losses": "tf_slim.losses",
+    # `from tensorflow.contrib.slim.nets import resnet_v1` (fine-tuning tutorials).
+    "slim.nets": "tf_slim.nets",
+    "training.python.training": "tf_slim.training",
 }
 # tf_slim 1.1.0's modules (the version requirements.txt pins), relative to the package.
 _TF_SLIM_MODULES = """data data.data_decoder data.data_provider data.dataset
@@ -152,6 +159,8 @@ INTERNAL_MODULES = _internal_modules()
 # public home (SSD-Tensorflow's `from tensorflow.contrib.metrics.python.ops import set_ops`
 # for `set_ops.set_intersection`).
 INTERNAL_MODULES["metrics.python.ops.set_ops"] = "tensorflow.compat.v1.sets"
+# ... and its audio kernels, of which TensorFlow 2 exports two (contrib_audio.py).
+INTERNAL_MODULES["framework.python.ops.audio_ops"] = "compat_input._src.commands.contrib_audio"
 
 
 # Packages whose contrib `__init__` star-imported its modules' names, where tf_slim's
@@ -230,6 +239,8 @@ class ContribModule(types.ModuleType):
                 )
             return _loaded(key, HOMES[key])
         if key in MODULES:
+            for submodule in _SUBMODULES.get(key, ()):
+                importlib.import_module(submodule)
             return _loaded(key, MODULES[key])
         if within in MODULES:  # `from tensorflow.contrib.slim import arg_scope`
             home = _loaded(within, MODULES[within])
