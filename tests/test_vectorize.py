@@ -433,6 +433,41 @@ def _mapped(build) -> list:
     return [how for _, how in vectorize.mappings[before:]]
 
 
+def test_a_var_len_feature_made_dense_per_example_says_so_in_the_program_s_words(tmp_path):
+    # swivel's input: each example's `VarLenFeature` values become a dense matrix through
+    # `sparse_to_dense`; its values are of a number of their own, so the batcher runs one
+    # example at a time. The reason names the program's op and line, without TensorFlow's
+    # node of pfor's own loop ("{{node compat_input_example/loop_body/...}}").
+    def serialized(i):
+        return tf.train.Example(
+            features=tf.train.Features(
+                feature={
+                    "at": tf.train.Feature(
+                        int64_list=tf.train.Int64List(value=[i % 4] * (i % 3 + 1))
+                    ),
+                }
+            )
+        ).SerializeToString()
+
+    path = write_tfrecords(str(tmp_path / "s.tfrecord"), [serialized(i) for i in range(12)])
+
+    def build(api):
+        queue = api.string_input_producer([path], shuffle=False)
+        _, record = api.TFRecordReader().read(queue)
+        at = tf.compat.v1.parse_single_example(record, {"at": tf.io.VarLenFeature(tf.int64)})
+        rows = tf.expand_dims(at["at"].values, 1)
+        dense = tf.compat.v1.sparse_to_dense(
+            tf.concat([rows, rows], axis=1), [4, 4], 1, validate_indices=False
+        )
+        return api.batch([dense], 2, num_threads=2)
+
+    (how,) = _mapped(build)
+    assert how.startswith("per example (ExpandDims"), how
+    assert "test_vectorize.py" in how and "could not run over a block" in how, how
+    assert "a fixed shape there (FixedLenFeature" in how, how
+    assert "{{node" not in how and "loop_body" not in how, how
+
+
 def test_csv_and_fixed_length_decoding_run_vectorized_and_say_so(tmp_path):
     csv = write(str(tmp_path / "a.csv"), "".join(f"{i},{i * 3}\n" for i in range(30)))
     fixed = write(str(tmp_path / "r.bin"), bytes(range(90)))

@@ -110,6 +110,9 @@ def _reason(error: Exception) -> str:
             "[:n]); anything else on them runs one example at a time"
         )
     text = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    # TensorFlow's shape errors go on to name pfor's own node ("for '{{node
+    # compat_input_example/loop_body/...}}' with input shapes ..."): no name of the program's.
+    text = re.split(r" for '\{\{node ", text)[0].rstrip(" .")
     op = _program_op(_converting(error) + str(error) + "\n" + block_converters.last_failure())
     where = f"{op.type} '{op.name}' at {errors.created_at(op)}" if op is not None else None
     found = re.match(r"No pfor vectorization defined for (\S+)", text)
@@ -119,7 +122,7 @@ def _reason(error: Exception) -> str:
             "the per-example graph would run a block at a time with it after the batcher, "
             "on the batch"
         )
-    if where and re.search(r"[Ss]hape|[Dd]imension|rank", text):
+    if where and re.search(r"[Ss]hape|[Dd]imension|rank|\bdim -?\d", text):
         return (
             f"{where} could not run over a block ({text[:120]}): its values have a shape of "
             "their own in each example (a VarLenFeature, a decoded image of its own size), "
