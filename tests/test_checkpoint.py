@@ -373,6 +373,57 @@ def test_an_evaluator_restores_each_training_checkpoint_once_into_its_finalized_
     assert compat[0][2] == compat[1][2]  # The second restore added nothing to the graph.
 
 
+def test_what_positions_add_to_a_checkpoint_is_said_from_its_files(tmp_path):
+    # im2txt's checkpoint held 524 MB of positions in 673; legacy's saved none. The size
+    # said is the checkpoint's data less its variables (their shapes and types, from its
+    # index), whatever the positions hold.
+    import math
+    import os
+
+    from compat_input._src.runtime import checkpoint
+
+    checkpoint.last_written[0] = None
+
+    def train_and_save(api, path):
+        with tf.Graph().as_default():
+            x = api.range_input_producer(10000, shuffle=False).dequeue()
+            example = tf1.fill([4096], tf1.cast(x, tf.float32))
+            batch = api.shuffle_batch([example], 8, capacity=800, min_after_dequeue=600, seed=1)
+            w = tf1.Variable(tf1.zeros([4096]))
+            step = tf1.assign_add(w, tf1.reduce_mean(batch, 0))
+            saver = tf1.train.Saver()
+            with tf1.Session() as sess:
+                sess.run(tf1.global_variables_initializer())
+                coord = tf1.train.Coordinator()
+                threads = api.start_queue_runners(sess, coord=coord)
+                for _ in range(3):
+                    sess.run(step)
+                written = saver.save(sess, path)
+                coord.request_stop()
+                coord.join(threads, stop_grace_period_secs=10)
+        return written
+
+    compat_input.install()
+    with tf.Graph().as_default():  # A graph of no input: its Saver saves no position.
+        tf1.Variable(tf1.zeros([4096]))
+        with tf1.Session() as sess:
+            sess.run(tf1.global_variables_initializer())
+            tf1.train.Saver().save(sess, str(tmp_path / "model"))
+    assert checkpoint.positions_said(at_least_mb=0.0) is None
+    written = train_and_save(compat_api(), str(tmp_path / "compat"))
+    data = sum(os.path.getsize(f) for f in tf.io.gfile.glob(written + ".data-*"))
+    reader = tf.train.load_checkpoint(written)
+    types, shapes = reader.get_variable_to_dtype_map(), reader.get_variable_to_shape_map()
+    model = sum(
+        math.prod(shapes[k]) * t.size for k, t in types.items() if t not in (tf.variant, tf.string)
+    )
+    said = checkpoint.positions_said(at_least_mb=0.1)
+    assert model >= 4096 * 4 and data - model > 100_000
+    assert f"holds about {(data - model) / 1e6:,.0f} MB of input positions" in said, said
+    assert "shuffle_batch" in said and f"of its {data / 1e6:,.0f} MB" in said, said
+    assert checkpoint.positions_said(at_least_mb=1e6) is None
+
+
 def test_a_position_is_restored_into_the_same_input_only(tmp_path):
     # The checkpoint holds a position under this very name, for a batch of 4; the input
     # restored into batches 5, so it is another input, and starts from the beginning.

@@ -83,6 +83,7 @@ _KERAS_2_HINT = (
 def _report() -> None:
     from compat_input._src.batchers import legacy_fallback
     from compat_input._src.capture import vectorize
+    from compat_input._src.runtime import checkpoint
     from compat_input._src.runtime import input_waits
     from compat_input._src.runtime import pipeline
 
@@ -102,6 +103,10 @@ def _report() -> None:
     # How long the program's runs waited on the input, and whether it was input-bound.
     for line in input_waits.report():
         print(f"compat-input: {line}", file=sys.stderr)
+    # What input positions added to checkpoints, where they added much.
+    said = checkpoint.positions_said()
+    if said:
+        print(f"compat-input: {said}", file=sys.stderr)
 
 
 def serve(ns: argparse.Namespace) -> int:

@@ -148,6 +148,12 @@ PATCHES = tuple(
         checkpoint.tolerant_restore,
         "a Saver built after the input restores checkpoints written without positions",
     ),
+    Patch(
+        lambda: saver_lib.Saver,
+        "save",
+        checkpoint.noting_save,
+        "the last checkpoint with input positions is noted, for what they cost, said at exit",
+    ),
     # `import tensorflow.compat.v1 as tf` (not yet imported so) loads that module a second
     # time, as a new object put in place of `tf.compat.v1`: a program importing it after
     # install() got TensorFlow's readers. Registered under their import names, the modules

@@ -25,6 +25,7 @@ into an evaluation graph), starts from the beginning, and a warning says so.
 import functools
 import hashlib
 import logging
+import math
 import os
 import weakref
 
@@ -305,6 +306,62 @@ def tolerant_restore(restore):
 
     restore_without_positions_if_absent.__wrapped__ = restore
     return restore_without_positions_if_absent
+
+
+# The last checkpoint written by a Saver that saves input positions (its prefix): what
+# they cost is said at exit (`positions_said`, `compat-input run`).
+last_written: list = [None]
+
+
+def noting_save(save):
+    """`Saver.save` that notes the checkpoint it wrote where that holds input positions.
+    Installed by `install()` (commands/install.py)."""
+
+    def save_noting_positions(self, sess, save_path, *args, **kwargs):
+        written = save(self, sess, save_path, *args, **kwargs)
+        if written and _positions(self):
+            last_written[0] = written
+        return written
+
+    save_noting_positions.__wrapped__ = save
+    return save_noting_positions
+
+
+def positions_said(at_least_mb: float = 1.0):
+    """A line on what input positions took of the last checkpoint written, or None.
+
+    A position holds what the pipeline's buffers held when it was saved (a shuffle buffer's
+    examples, batches read ahead): its size is the checkpoint's data less the model's
+    variables, which its index gives by shape and type. Legacy's queues saved nothing; so
+    that a checkpoint grown by them is never a surprise (im2txt's: 524 MB of 673)."""
+    prefix = last_written[0]
+    if prefix is None:
+        return None
+    try:
+        reader = tf.train.load_checkpoint(prefix)
+        shapes, types = reader.get_variable_to_shape_map(), reader.get_variable_to_dtype_map()
+        data = sum(os.path.getsize(f) for f in tf.io.gfile.glob(f"{prefix}.data-*"))
+    except (tf.errors.OpError, ValueError, TypeError, OSError):
+        return None
+    # Positions are variants (and their kept rows, strings); the model's are counted.
+    model = sum(
+        math.prod(shapes[key]) * dtype.size
+        for key, dtype in types.items()
+        if dtype not in (tf.variant, tf.string)
+    )
+    mb, total = (data - model) / 1e6, data / 1e6
+    if mb < at_least_mb:
+        return None
+    names = sorted(
+        {k[len("compat_input/") :].split("/position")[0] for k in shapes if "/position." in k}
+    )
+    return (
+        f"the last checkpoint written ({os.path.basename(prefix)}) holds about {mb:,.0f} MB "
+        f"of input positions ({', '.join(names)}) of its {total:,.0f} MB: what their "
+        "buffers held (shuffle buffers, batches read ahead), so that a restore resumes the "
+        "input exactly; legacy's queues saved none. compat_input.configure("
+        "save_input_position=False) leaves them out; smaller capacities make them smaller"
+    )
 
 
 class Saver(tf1.train.Saver):
