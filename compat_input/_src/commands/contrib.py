@@ -105,10 +105,6 @@ MODULES: dict = {
     },
 }
 PACKAGES = sorted({name.split(".")[0] for name in [*HOMES, *MODULES]})
-# Submodules loaded with a whole module's home: `import tensorflow.contrib.slim.nets as nets`
-# walks `tensorflow.contrib.slim` (tf_slim) to its `nets`, which is an attribute of tf_slim
-# only once imported (3 ms).
-_SUBMODULES = {"slim": ("tf_slim.nets",)}
 
 # contrib's own module paths, which research code imports (`from
 # tensorflow.contrib.layers.python.layers import utils`, `from
@@ -155,6 +151,17 @@ def _internal_modules() -> dict:
 
 
 INTERNAL_MODULES = _internal_modules()
+# The packages of `_INTERNAL_PACKAGES` inside a whole module's home, loaded with it:
+# `import tensorflow.contrib.slim.nets as nets` walks `tensorflow.contrib.slim` (tf_slim)
+# to its `nets`, an attribute of tf_slim only once imported (3 ms).
+_SUBMODULES = {
+    key: tuple(
+        home
+        for path, home in _INTERNAL_PACKAGES.items()
+        if path.startswith(f"{key}.") and home.startswith(f"{MODULES[key]}.")
+    )
+    for key in MODULES
+}
 # contrib's own modules that re-exported TensorFlow's ops under their names, now at their
 # public home (SSD-Tensorflow's `from tensorflow.contrib.metrics.python.ops import set_ops`
 # for `set_ops.set_intersection`).

@@ -224,14 +224,13 @@ def _positions(saver) -> list:
     return [item for item in items if is_position(item)]
 
 
-def _positions_missing(saver, save_path: str) -> list:
-    """The positions `saver` saves that the checkpoint lacks; [] if it lacks something else
-    too, or cannot be read."""
+def _positions_missing(positions: list, save_path: str) -> list:
+    """Those of a Saver's `positions` that the checkpoint lacks; [] if it cannot be read."""
     try:
         keys = set(tf.train.load_checkpoint(save_path).get_variable_to_shape_map())
     except (tf.errors.OpError, ValueError):
         return []
-    return [item for item in _positions(saver) if any(spec.name not in keys for spec in item.specs)]
+    return [item for item in positions if any(spec.name not in keys for spec in item.specs)]
 
 
 def _without(var_list, missing: list):
@@ -240,8 +239,9 @@ def _without(var_list, missing: list):
     return [v for v in var_list if not any(v is m for m in missing)]
 
 
-def _pipeline_name(saveable) -> str:
-    return saveable.specs[0].name[len("compat_input/") :].rsplit("/position", 1)[0]
+def _pipeline_of_key(key: str) -> str:
+    """The pipeline a position's checkpoint key names (`compat_input/<name>/position...`)."""
+    return key[len("compat_input/") :].rsplit("/position", 1)[0]
 
 
 # (checkpoint directory, input names) already named in a warning.
@@ -284,12 +284,11 @@ def tolerant_restore(restore):
         # The checkpoint's index is read first: a restore that failed on a missing position
         # had read the model's variables already, and the second said so again ("Restoring
         # parameters from" twice, Inception's 95 MB read twice, in every evaluator).
-        missing = []
-        if save_path is not None and _positions(self):
-            missing = _positions_missing(self, save_path)
+        positions = _positions(self) if save_path is not None else []
+        missing = _positions_missing(positions, save_path) if positions else []
         if not missing:
             return restore(self, sess, save_path)
-        names = sorted({_pipeline_name(m) for m in missing})
+        names = sorted({_pipeline_of_key(m.specs[0].name) for m in missing})
         said = (os.path.dirname(os.path.abspath(save_path)), tuple(names))
         if said not in _said:  # Once: an evaluation hook restores each new checkpoint.
             _said.add(said)
@@ -352,9 +351,7 @@ def positions_said(at_least_mb: float = 1.0):
     mb, total = (data - model) / 1e6, data / 1e6
     if mb < at_least_mb:
         return None
-    names = sorted(
-        {k[len("compat_input/") :].split("/position")[0] for k in shapes if "/position." in k}
-    )
+    names = sorted({_pipeline_of_key(k) for k in shapes if "/position." in k})
     return (
         f"the last checkpoint written ({os.path.basename(prefix)}) holds about {mb:,.0f} MB "
         f"of input positions ({', '.join(names)}) of its {total:,.0f} MB: what their "
