@@ -577,6 +577,12 @@ def test_common_contrib_pieces_are_flagged_with_their_fix(line, fix):
     assert len(messages) == 1 and fix in messages[0], messages
 
 
+def test_contrib_keras_moves_to_tf1s_keras():
+    outcome = _migrate("import tensorflow as tf\nd = tf.contrib.keras.layers.Dense(3)\n")
+    assert "d = tf.compat.v1.keras.layers.Dense(3)" in outcome.code
+    assert "contrib" not in outcome.code
+
+
 @pytest.mark.parametrize(
     "name", ["get_or_create_global_step", "get_global_step", "create_global_step"]
 )

@@ -53,6 +53,18 @@ def test_common_names_are_their_homes(installed):
     assert slim is tf_slim and framework.get_global_step is tf1.train.get_global_step
 
 
+def test_contrib_keras_is_tf1s_keras(installed):
+    # adversarial_text (tensorflow/models research): `K = tf.contrib.keras` for its layers
+    # (the Keras API TensorFlow 1.4 shipped there); it stopped at import, on legacy alike.
+    import tensorflow.contrib.keras as keras
+    from tensorflow.contrib.keras import layers
+
+    assert tf1.contrib.keras.layers.Dense is tf1.keras.layers.Dense
+    assert keras.models.Sequential is tf1.keras.models.Sequential
+    assert layers.Dropout is tf1.keras.layers.Dropout
+    assert keras.initializers.glorot_uniform is tf1.keras.initializers.glorot_uniform
+
+
 def test_contrib_s_own_module_paths_reach_tf_slim_s_modules(installed):
     # Research code imports contrib's internal paths (video_prediction, slim's scripts).
     import tensorflow.contrib.framework.python.ops.variables as variables

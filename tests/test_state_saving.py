@@ -299,9 +299,9 @@ def _in_lanes(counts, lanes):
     return [due[t] for t in sorted(due)]
 
 
-def _sequences(training, allow_small_batch=True, batch_size=2):
+def _sequences(training, allow_small_batch=True, batch_size=2, initial=0.0):
     """Seven sequences of 2, 4 or 6 steps (values 100 * i + t), in segments of 2; the state
-    sums what each sequence showed so far."""
+    sums what each sequence showed so far, from `initial`."""
     index = tf1.train.range_input_producer(7, num_epochs=1, shuffle=False).dequeue()
     steps = (index % 3 + 1) * 2
     values = tf.cast(100 * index + tf.range(steps), tf.float32)
@@ -310,7 +310,7 @@ def _sequences(training, allow_small_batch=True, batch_size=2):
         {"values": values},
         {"index": index},
         steps,
-        {"sum": tf.constant(0.0)},
+        {"sum": tf.constant(initial)},
         num_unroll=2,
         batch_size=batch_size,
         allow_small_batch=allow_small_batch,
@@ -348,7 +348,7 @@ def test_without_small_batches_the_last_partial_step_is_dropped(training):
     want = [due for due in _in_lanes([(i % 3 + 1) for i in range(7)], 3) if len(due) == 3]
     with tf.Graph().as_default():
         batch, _, save = _sequences(training, allow_small_batch=False, batch_size=3)
-        assert batch.key.shape.as_list() in ([None], [3])
+        assert batch.key.shape.as_list() == [3]
         with tf1.Session() as sess:
             sess.run(tf1.local_variables_initializer())
             coord, threads = started(sess)
@@ -361,18 +361,66 @@ def test_without_small_batches_the_last_partial_step_is_dropped(training):
             stop(coord, threads)
 
 
-def test_a_step_that_saves_no_state_fails_the_next_one_naming_it(training):
-    """Legacy's barrier waited forever for the state of a segment nobody saved."""
+def test_a_run_that_saves_no_state_restarts_the_next_segment_from_the_initial_state(
+    training, capfd
+):
+    """A run that reads the batch but not save_state() (the Supervisor's summary thread of
+    adversarial_text's classifier fetching its loss): legacy's barrier never released the
+    next segment of those sequences; here it starts from the initial state, said on stderr,
+    and every other sequence carries its state as before."""
     with tf.Graph().as_default():
-        batch, _, _ = _sequences(training)
-        state = batch.state("sum")
+        # Not 0: an unsaved state reads as 0 from the tables.
+        batch, total, save = _sequences(training, initial=1000.0)
+        fetches = [batch.context["index"], batch.sequence, total]
         with tf1.Session() as sess:
             sess.run(tf1.local_variables_initializer())
             coord, threads = started(sess)
-            sess.run(state)  # Segment 0 of sequences 0 and 1: no save_state run...
-            with pytest.raises(tf.errors.InvalidArgumentError, match="00001_of_00002:1"):
-                sess.run(state)  # ...so sequence 1's second segment has no state.
+            # Segment 0 of sequences 0 (one segment) and 1 (two), read without a save.
+            index, sequence, _ = sess.run(fetches)
+            assert list(zip(index.tolist(), sequence.tolist())) == [(0, 0), (1, 0)]
+            assert "started from their initial state" not in capfd.readouterr().err
+            index, sequence, sums, _ = sess.run([*fetches, save])
+            got = {i: (k, total) for i, k, total in zip(index.tolist(), sequence, sums)}
+            # Sequence 1's second segment from the initial state: its first was never saved.
+            assert got == {1: (1, 1000 + 102 + 103), 2: (0, 1000 + 200 + 201)}
+            err = capfd.readouterr().err
+            assert "1 segment(s)" in err and "00001_of_00002:1" in err
+            assert "started from their initial state" in err
+            # Saved from here on: sequence 2 carries its state into its next segment.
+            index, sequence, sums, _ = sess.run([*fetches, save])
+            got = {i: (k, total) for i, k, total in zip(index.tolist(), sequence, sums)}
+            assert got[2] == (1, 1000 + sum(200 + t for t in range(4)))
+            assert "started from their initial state" not in capfd.readouterr().err
             stop(coord, threads)
+
+
+@pytest.mark.parametrize("allow_small_batch", [False, True])
+def test_every_part_has_the_static_shape_contrib_documented(training, allow_small_batch):
+    """contrib's NextQueuedSequenceBatch documents `sequences[k]` as [batch_size, num_unroll,
+    d1, ...], `context[k]` as [batch_size, d1, ...], key and lengths as [batch_size], and
+    legacy's barrier's take_many gave batch_size statically where small batches were not
+    allowed. adversarial_text's LSTM unstacks a segment's steps: unknown, it failed."""
+    with tf.Graph().as_default():
+        data = _Inputs()
+        batch = training.batch_sequences_with_states(
+            data.key,
+            {"seq1": data.seq1, "seq2": data.seq2},
+            {"context1": tf.constant([1.0, 2.0, 3.0])},
+            LENGTH,
+            data.initial_states,
+            num_unroll=2,
+            batch_size=BATCH,
+            allow_small_batch=allow_small_batch,
+        )
+        b = None if allow_small_batch else BATCH
+        assert batch.sequences["seq1"].shape.as_list() == [b, 2, 5]
+        assert batch.sequences["seq2"].shape.as_list() == [b, 2, 4, 2]
+        assert batch.context["context1"].shape.as_list() == [b, 3]
+        for part in (batch.key, batch.next_key, batch.length, batch.sequence):
+            assert part.shape.as_list() == [b]
+        for name, initial in data.initial_states.items():
+            assert batch.state(name).shape.as_list() == [b, *initial.shape]
+        assert len(tf.unstack(batch.sequences["seq1"], axis=1)) == 2
 
 
 def test_unknown_states_and_shapes_fail_at_build(training):

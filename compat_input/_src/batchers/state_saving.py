@@ -12,6 +12,7 @@ batch's (the initial state for a first segment), `save_state()` writes the next 
 """
 
 import numbers
+import sys
 
 import numpy as np
 import tensorflow as tf
@@ -103,7 +104,11 @@ def _segment(value, k, num_unroll: int):
         start = tf.concat([[k * num_unroll], tf.zeros_like(rest)], 0)
         taken = tf.sparse.slice(value, start, tf.concat([[num_unroll], rest], 0))
         return tf.SparseTensor(taken.indices, taken.values, tf.concat([[num_unroll], rest], 0))
-    return value[k * num_unroll : (k + 1) * num_unroll]
+    segment = value[k * num_unroll : (k + 1) * num_unroll]
+    # Padded or checked to a multiple of num_unroll: every segment has num_unroll steps, the
+    # static shape legacy's barrier gave (`tf.unstack` of a segment's steps needs it).
+    segment.set_shape(tf.TensorShape([num_unroll]).concatenate(value.shape[1:]))
+    return segment
 
 
 def _padded_key(number) -> tf.Tensor:
@@ -113,8 +118,9 @@ def _padded_key(number) -> tf.Tensor:
 class NextQueuedSequenceBatch:
     """Drop-in replacement for `tf.contrib.training.NextQueuedSequenceBatch`.
 
-    Differences: `state()` fails, naming the segment, where legacy waited forever for a
-    `save_state()` the program never ran.
+    Differences: a segment whose previous segment was read by a run that did not save its
+    state (a Supervisor's summary thread fetching a loss of the batch) starts from the
+    initial state, said on stderr; legacy never delivered the rest of that sequence.
     """
 
     def __init__(self, batch: dict, initial_states: dict):
@@ -154,27 +160,42 @@ class NextQueuedSequenceBatch:
         if state_name not in self._read:
             initial = self._initial[state_name]
             first = tf.equal(self.sequence, 0)
-            ready = tf.logical_or(first, self._saved.lookup(self.key))
-            check = tf1.Assert(
-                tf.reduce_all(ready),
-                [
-                    "batch_sequences_with_states: no save_state() was run for the segment before ",
-                    tf.boolean_mask(self.key, tf.logical_not(ready)),
-                    f" (state {state_name!r}); legacy waited for it forever. Run "
-                    "save_state() for every state in the step that reads the batch.",
-                ],
-                summarize=3,
-            )
+            # A segment whose previous one was read without save_state() (a summary thread's
+            # run, an evaluation's) has no saved state: legacy's barrier never released it
+            # (that sequence ended there, its capacity held for good); here it starts again
+            # from the initial state, said once per batch on stderr.
+            fresh = tf.logical_or(first, tf.logical_not(self._saved.lookup(self.key)))
             saved = self._tables[state_name].lookup(self.key)
             saved = tf.reshape(saved, tf.concat([[-1], tf.shape(initial)], 0))
             rank = initial.shape.ndims
-            value = tf.where(tf.reshape(first, [-1] + [1] * rank), initial, saved)
+            value = tf.where(tf.reshape(fresh, [-1] + [1] * rank), initial, saved)
+            said = []
+            if state_name == min(self._initial):  # Once per batch, not once per state.
+                said = [self._say_restarted(tf.logical_and(fresh, tf.logical_not(first)))]
             # On the finished value: given to ops made inside the block, the control edge
             # lands on their shape constant alone (their other inputs already depend on
-            # it), and there it did not hold the check.
-            with tf.control_dependencies([check]):
+            # it), and there it did not hold the message.
+            with tf.control_dependencies(said):
                 self._read[state_name] = tf.identity(value, name=f"state_{state_name}")
         return self._read[state_name]
+
+    def _say_restarted(self, restarted: tf.Tensor) -> tf.Operation:
+        """Prints the segments of `restarted` (a bool per entry) where any is."""
+
+        def say():
+            message = tf.strings.format(
+                "compat_input: batch_sequences_with_states: {} segment(s) ({}) started from "
+                "their initial state: the run that read the segment before did not run "
+                "save_state() (a Supervisor's summary thread, an evaluation fetching a tensor "
+                "of the batch). Legacy never delivered the rest of such a sequence. Run "
+                "save_state() in every run that reads the batch to carry the state.",
+                (tf.reduce_sum(tf.cast(restarted, tf.int32)), tf.boolean_mask(self.key, restarted)),
+                summarize=3,
+            )
+            with tf.control_dependencies([tf.print(message, output_stream=sys.stderr)]):
+                return tf.constant(True)
+
+        return tf.cond(tf.reduce_any(restarted), say, lambda: tf.constant(False)).op
 
     def save_state(self, state_name, value, name=None):
         if state_name not in self._initial:
@@ -283,6 +304,11 @@ def batch_sequences_with_states(
             shuffle=None,
             num_threads=1,
         )
+        for item in plan.lists:
+            item.one_by_one = (
+                "each sequence of its own length, taken as it comes, as contrib's state saver "
+                "took them (nothing to change in the program)"
+            )
         names = (list(sequences), list(context))
         plan.regroup = lambda dataset: _in_lanes(
             dataset, names, num_unroll, batch_size, allow_small_batch
@@ -340,11 +366,11 @@ def _in_lanes(dataset, names, num_unroll: int, lanes: int, allow_small_batch: bo
         return tf.data.Dataset.range(steps).map(one)
 
     due = dataset.scan(start, assign).flat_map(segments)
-    batched = due.group_by_window(
+    # Without small batches a step's partial batch (the end of the input) is dropped, and
+    # every part's batch dimension is `lanes`, statically, as legacy's barrier's take_many
+    # gave it; with them, unknown.
+    return due.group_by_window(
         lambda step, segment: step,
-        lambda step, window: window.batch(lanes),
+        lambda step, window: window.batch(lanes, drop_remainder=not allow_small_batch),
         window_size=lanes,
     ).map(lambda step, batch: batch)
-    if allow_small_batch:
-        return batched
-    return batched.filter(lambda batch: tf.equal(tf.shape(batch["key"])[0], lanes))

@@ -67,6 +67,9 @@ class ExampleList:
     # With one thread: the batch size that blocks must divide to line up with the batches
     # the batcher takes (batch_plan.py), else None (one example at a time).
     lined_up_with: Optional[int] = None
+    # Why the batcher itself takes examples one at a time, whatever their graph (contrib's
+    # state saver: each sequence of its own length), else None.
+    one_by_one: Optional[str] = None
 
     @property
     def sources(self) -> list:
@@ -87,6 +90,8 @@ class ExampleList:
     def not_vectorizable(self) -> Optional[str]:
         """Why mapping a block at once is not provably the same as one example at a time,
         or None where it is."""
+        if self.one_by_one is not None:
+            return self.one_by_one
         if self.entered is not None:
             return "bad_records='skip': a failing block would drop every example in it"
         if self.enqueue_many:

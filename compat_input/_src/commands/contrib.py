@@ -97,6 +97,9 @@ MODULES: dict = {
     # tf.compat.v1.profiler, with contrib's model_analyzer and tfprof_logger names.
     "tfprof": "compat_input._src.commands.contrib_tfprof:",
     "data": "tensorflow:data.experimental",
+    # The Keras API TensorFlow 1.4-1.x shipped as tf.contrib.keras (adversarial_text's
+    # `K = tf.contrib.keras`): TF1's Keras, Keras 2 (tf_keras) under `compat-input run`.
+    "keras": "tensorflow:compat.v1.keras",
     # contrib.layers' modules, which its package exposed beside their names
     # (`tf.contrib.layers.summaries.summarize_activation`, im2txt's Inception encoder).
     **{
