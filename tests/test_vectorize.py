@@ -13,6 +13,7 @@ import tensorflow as tf
 from tensorflow.python.ops.parallel_for import pfor
 
 import compat_input
+from compat_input._src.capture import vectorize
 from helpers import WORLD
 from helpers import assert_in_one_thread_order
 from helpers import assert_same
@@ -254,6 +255,13 @@ def test_examples_of_several_shapes_are_not_vectorized():
 
     assert not _built_vectorized(build)
     assert_in_one_thread_order(build)
+    # The reason says the shapes differ by design (street's batch_join of images of their
+    # own widths, dynamic_pad=True), not to give them a fixed shape.
+    before = len(vectorize.mappings)
+    _built_vectorized(build)
+    ((_, how),) = vectorize.mappings[before:]
+    assert "padded per batch (dynamic_pad)" in how and "'range" in how.lower()
+    assert "give it a fixed shape" not in how
 
 
 def test_a_seeded_random_op_is_vectorized_and_draws_what_one_legacy_thread_draws():

@@ -155,6 +155,7 @@ def plan(
     lists = [capture_list(tl, keep, what, example_shapes, enqueue_many) for tl in flat_lists]
     for item in lists:
         item.what = scope.rstrip("/")  # The pipeline's name, as the run's report gives it.
+        item.padded = dynamic_pad
     # Legacy order is one thread's order; parallel calls keep it (deterministic=True), and
     # only where no stateful op could see the difference.
     parallel = {}

@@ -70,6 +70,7 @@ class ExampleList:
     # Why the batcher itself takes examples one at a time, whatever their graph (contrib's
     # state saver: each sequence of its own length), else None.
     one_by_one: Optional[str] = None
+    padded: bool = False  # dynamic_pad: examples of several shapes by design.
 
     @property
     def sources(self) -> list:
@@ -106,6 +107,12 @@ class ExampleList:
         for t, shape in zip(self.tensors, self.shapes):
             if not shape.is_fully_defined():
                 # Examples of several shapes do not stack into blocks.
+                if self.padded:
+                    return (
+                        f"examples of several shapes, padded per batch (dynamic_pad): "
+                        f"'{t.name}' at {errors.created_at(t.op)} has shape {shape}; each is "
+                        "made on its own (nothing to change where shapes differ by design)"
+                    )
                 return (
                     f"examples of several shapes: '{t.name}' at {errors.created_at(t.op)} "
                     f"has shape {shape}; give it a fixed shape (tf.reshape, a resize, the "
