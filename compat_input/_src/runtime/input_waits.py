@@ -271,9 +271,10 @@ def report() -> list:
         total_run = run_seconds[0]
     if not counted and unsampled[0] and total_run > 0:
         return [
-            f"input: Session.run took {total_run:.2f} s, too little to sample its reads' waits "
-            f"(a session's runs are sampled after its first {WARMUP_SECONDS:g} s, a set of "
-            f"fetches once the runs took {TWIN_BUDGET} times its slowest run): no waits to report"
+            f"input: no run was sampled for its reads' waits in the {total_run:.2f} s "
+            f"Session.run took (a session's runs are sampled after its first "
+            f"{WARMUP_SECONDS:g} s, a set of fetches once the runs took {TWIN_BUDGET} times its "
+            "slowest run): no waits to report"
         ]
     if not counted or total_run <= 0:
         return []
