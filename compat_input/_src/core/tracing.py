@@ -285,6 +285,24 @@ def typed(spec) -> dict:
     return {"output_types": [s.dtype for s in flat], "output_shapes": [s.shape for s in flat]}
 
 
+# Ops TensorFlow's single-threaded executor refuses: TF1 control flow (a program's tf.cond,
+# captured as it was built) and cross-device transfers.
+_NOT_INLINE = frozenset(
+    "Switch RefSwitch _SwitchN Merge RefMerge Enter RefEnter Exit RefExit NextIteration "
+    "RefNextIteration LoopCond _Send _Recv _HostSend _HostRecv".split()
+)
+
+
+def runs_inline(concrete) -> bool:
+    """Whether a map's function may run its ops in the thread that calls it, one after
+    another (`use_inter_op_parallelism=False`, the single-threaded executor). With
+    inter-op parallelism each call hands its ops to the session's threads and waits for
+    them, a wake-up or two per example: skip_thoughts' reader and per-example map filled
+    its 384,000-record shuffle queue in 19.9 s that way, 9 s inline. Calls of a parallel
+    map still run side by side."""
+    return not any(op.type in _NOT_INLINE for op in concrete.graph.get_operations())
+
+
 @without_autograph
 def shared_map(
     dataset, key, fn: Callable, args=(), parallel=None, preserve_cardinality=True, prune=False
@@ -304,12 +322,7 @@ def shared_map(
         "other_arguments": inputs,
         "f": attr(concrete),
         "preserve_cardinality": preserve_cardinality,
-        # The function's ops run in the thread that calls it, one after another: with
-        # inter-op parallelism each call hands its ops to the session's threads and waits
-        # for them, a wake-up or two per example (skip_thoughts' reader and its per-example
-        # map filled a 384,000-record shuffle queue in 19.9 s that way, 8.5 s inline).
-        # Calls of a parallel map still run side by side.
-        "use_inter_op_parallelism": False,
+        "use_inter_op_parallelism": not runs_inline(concrete),
         **typed(spec),
     }
     if parallel.get("num_parallel_calls"):
