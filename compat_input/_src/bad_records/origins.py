@@ -34,6 +34,7 @@ import tensorflow as tf
 from compat_input._src.bad_records import reader_logs
 from compat_input._src.bad_records.probes import Probe
 from compat_input._src.core import graph_ops
+from compat_input._src.core import tracing
 from compat_input._src.core.state_variables import initial
 from compat_input._src.runtime import pipeline as pipeline_lib
 
@@ -382,4 +383,4 @@ class Origins:
 
 
 # Every op of the per-example graph is made under this scope (see batchers/batching.py).
-EXAMPLE_SCOPE = "compat_input_example"
+EXAMPLE_SCOPE = tracing.EXAMPLE_SCOPE
