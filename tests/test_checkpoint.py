@@ -379,6 +379,7 @@ def test_what_positions_add_to_a_checkpoint_is_said_from_its_files(tmp_path):
     # index), whatever the positions hold.
     import math
     import os
+    import re
 
     from compat_input._src.runtime import checkpoint
 
@@ -421,6 +422,9 @@ def test_what_positions_add_to_a_checkpoint_is_said_from_its_files(tmp_path):
     assert model >= 4096 * 4 and data - model > 100_000
     assert f"holds about {(data - model) / 1e6:,.0f} MB of input positions" in said, said
     assert "shuffle_batch" in said and f"of its {data / 1e6:,.0f} MB" in said, said
+    # How long it took, which a checkpoint of large buffers makes long (skip_thoughts'
+    # 198 MB of positions: about 16 s a save).
+    assert re.search(r"and its save took \d+\.\d s", said), said
     assert checkpoint.positions_said(at_least_mb=1e6) is None
 
 

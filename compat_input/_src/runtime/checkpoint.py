@@ -27,6 +27,7 @@ import hashlib
 import logging
 import math
 import os
+import time
 import weakref
 
 import tensorflow as tf
@@ -307,19 +308,21 @@ def tolerant_restore(restore):
     return restore_without_positions_if_absent
 
 
-# The last checkpoint written by a Saver that saves input positions (its prefix): what
-# they cost is said at exit (`positions_said`, `compat-input run`).
-last_written: list = [None]
+# The last checkpoint written by a Saver that saves input positions (its prefix) and the
+# seconds its save took: what they cost is said at exit (`positions_said`, `compat-input
+# run`).
+last_written: list = [None, 0.0]
 
 
 def noting_save(save):
-    """`Saver.save` that notes the checkpoint it wrote where that holds input positions.
-    Installed by `install()` (commands/install.py)."""
+    """`Saver.save` that notes the checkpoint it wrote, and how long that took, where it
+    holds input positions. Installed by `install()` (commands/install.py)."""
 
     def save_noting_positions(self, sess, save_path, *args, **kwargs):
+        began = time.perf_counter()
         written = save(self, sess, save_path, *args, **kwargs)
         if written and _positions(self):
-            last_written[0] = written
+            last_written[:] = [written, time.perf_counter() - began]
         return written
 
     save_noting_positions.__wrapped__ = save
@@ -333,7 +336,7 @@ def positions_said(at_least_mb: float = 1.0):
     examples, batches read ahead): its size is the checkpoint's data less the model's
     variables, which its index gives by shape and type. Legacy's queues saved nothing; so
     that a checkpoint grown by them is never a surprise (im2txt's: 524 MB of 673)."""
-    prefix = last_written[0]
+    prefix, seconds = last_written
     if prefix is None:
         return None
     try:
@@ -354,7 +357,8 @@ def positions_said(at_least_mb: float = 1.0):
     names = sorted({_pipeline_of_key(k) for k in shapes if "/position." in k})
     return (
         f"the last checkpoint written ({os.path.basename(prefix)}) holds about {mb:,.0f} MB "
-        f"of input positions ({', '.join(names)}) of its {total:,.0f} MB: what their "
+        f"of input positions ({', '.join(names)}) of its {total:,.0f} MB, and its save "
+        f"took {seconds:.1f} s: what their "
         "buffers held (shuffle buffers, batches read ahead), so that a restore resumes the "
         "input exactly; legacy's queues saved none. compat_input.configure("
         "save_input_position=False) leaves them out; smaller capacities make them smaller"
