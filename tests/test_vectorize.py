@@ -257,9 +257,7 @@ def test_examples_of_several_shapes_are_not_vectorized():
     assert_in_one_thread_order(build)
     # The reason says the shapes differ by design (street's batch_join of images of their
     # own widths, dynamic_pad=True), not to give them a fixed shape.
-    before = len(vectorize.mappings)
-    _built_vectorized(build)
-    ((_, how),) = vectorize.mappings[before:]
+    (how,) = _mapped(build)
     assert "padded per batch (dynamic_pad)" in how and "'range" in how.lower()
     assert "give it a fixed shape" not in how
 
@@ -433,8 +431,6 @@ def test_a_block_is_vectorized_without_gathering_each_examples_view(tmp_path):
 def _mapped(build) -> list:
     """How each batcher of `build` mapped its per-example graph (what `compat-input run`
     reports at exit)."""
-    from compat_input._src.capture import vectorize
-
     before = len(vectorize.mappings)
     with tf.Graph().as_default():
         build(compat_api())

@@ -355,7 +355,7 @@ class Origins:
             suspect.at = None
         # Errors inside the per-example graph come from ops under this name scope; others
         # (a corrupted file) come from the reading, where no example exists yet.
-        if EXAMPLE_SCOPE in error.message:
+        if tracing.EXAMPLE_SCOPE in error.message:
             read: dict = {}
             for suspect in self.suspects:
                 found = suspect.first_failing(run, sess, self.reported, read)
@@ -380,7 +380,3 @@ class Origins:
             if path:
                 return f"failed reading {path}"
         return None
-
-
-# Every op of the per-example graph is made under this scope (see batchers/batching.py).
-EXAMPLE_SCOPE = tracing.EXAMPLE_SCOPE

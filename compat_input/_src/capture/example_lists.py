@@ -160,7 +160,7 @@ class ExampleList:
         microseconds per element. With a `log`, the example is logged as it enters and
         leaves, so that an error can name the record it came from.
         """
-        with tf.name_scope(origins.EXAMPLE_SCOPE):
+        with tf.name_scope(tracing.EXAMPLE_SCOPE):
             entering = []
             if log is not None:
                 entering.append(log.enter(ordinal, self.captured.origin(element)))

@@ -23,7 +23,6 @@ from typing import Optional
 
 import tensorflow as tf
 
-from compat_input._src.bad_records import origins
 from compat_input._src.capture import block_converters
 from compat_input._src.capture import captured_graphs
 from compat_input._src.capture import split_tokens
@@ -229,7 +228,7 @@ def map_blocks(
 
 
 def _vectorized(examples: Callable, elements: tuple, uniforms: list, fixed=()) -> tuple:
-    with block_converters.converters(uniforms, fixed), tf.name_scope(origins.EXAMPLE_SCOPE):
+    with block_converters.converters(uniforms, fixed), tf.name_scope(tracing.EXAMPLE_SCOPE):
         outputs = _over_block(examples, elements)
     graph = tf.compat.v1.get_default_graph()
     if any(u.graph is not graph for u in uniforms):

@@ -358,10 +358,10 @@ def positions_said(at_least_mb: float = 1.0):
     return (
         f"the last checkpoint written ({os.path.basename(prefix)}) holds about {mb:,.0f} MB "
         f"of input positions ({', '.join(names)}) of its {total:,.0f} MB, and its save "
-        f"took {seconds:.1f} s: what their "
-        "buffers held (shuffle buffers, batches read ahead), so that a restore resumes the "
-        "input exactly; legacy's queues saved none. compat_input.configure("
-        "save_input_position=False) leaves them out; smaller capacities make them smaller"
+        f"took {seconds:.1f} s: what their buffers held (shuffle buffers, batches read "
+        "ahead), so that a restore resumes the input exactly; legacy's queues saved none. "
+        "compat_input.configure(save_input_position=False) leaves them out; smaller "
+        "capacities make them smaller"
     )
 
 
