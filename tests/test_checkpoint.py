@@ -381,9 +381,9 @@ def test_what_positions_add_to_a_checkpoint_is_said_from_its_files(tmp_path):
     import os
     import re
 
-    from compat_input._src.runtime import checkpoint
+    from compat_input._src.runtime import position_costs
 
-    checkpoint.last_written[0] = None
+    position_costs.last_written[:] = [None, 0.0, False]
 
     def train_and_save(api, path):
         with tf.Graph().as_default():
@@ -410,7 +410,7 @@ def test_what_positions_add_to_a_checkpoint_is_said_from_its_files(tmp_path):
         with tf1.Session() as sess:
             sess.run(tf1.global_variables_initializer())
             tf1.train.Saver().save(sess, str(tmp_path / "model"))
-    assert checkpoint.positions_said(at_least_mb=0.0) is None
+    assert position_costs.positions_said(at_least_mb=0.0) is None
     written = train_and_save(compat_api(), str(tmp_path / "compat"))
     data = sum(os.path.getsize(f) for f in tf.io.gfile.glob(written + ".data-*"))
     reader = tf.train.load_checkpoint(written)
@@ -418,14 +418,14 @@ def test_what_positions_add_to_a_checkpoint_is_said_from_its_files(tmp_path):
     model = sum(
         math.prod(shapes[k]) * t.size for k, t in types.items() if t not in (tf.variant, tf.string)
     )
-    said = checkpoint.positions_said(at_least_mb=0.1)
+    said = position_costs.positions_said(at_least_mb=0.1)
     assert model >= 4096 * 4 and data - model > 100_000
     assert f"holds about {(data - model) / 1e6:,.0f} MB of input positions" in said, said
     assert "shuffle_batch" in said and f"of its {data / 1e6:,.0f} MB" in said, said
     # How long it took, which a checkpoint of large buffers makes long (skip_thoughts'
     # 198 MB of positions: about 16 s a save).
     assert re.search(r"and its save took \d+\.\d s", said), said
-    assert checkpoint.positions_said(at_least_mb=1e6) is None
+    assert position_costs.positions_said(at_least_mb=1e6) is None
 
 
 def test_a_position_is_restored_into_the_same_input_only(tmp_path):

@@ -32,6 +32,7 @@ from compat_input._src.core.options import options
 from compat_input._src.core.state_variables import initial
 from compat_input._src.runtime import fill_levels
 from compat_input._src.runtime import pipeline as pipeline_lib
+from compat_input._src.runtime import position_costs
 from compat_input._src.runtime import session_close
 
 tf1 = tf.compat.v1
@@ -323,6 +324,7 @@ def build(plan: BatchPlan) -> pipeline_lib.Source:
         # A queue read by dequeue() first may be read by counts too.
         counted=plan_steps.counted(plan),
         fill=plan.fill,
+        buffered=position_costs.buffered(plan.capacity, plan.lists[0]),
         service_job=plan.shared_name if plan.service else None,
         ops=tuple(op for item in plan.lists for op in item.captured.ops)
         + tuple(op for s in sources for op in s.ops),

@@ -83,9 +83,9 @@ _KERAS_2_HINT = (
 def _report() -> None:
     from compat_input._src.batchers import legacy_fallback
     from compat_input._src.capture import vectorize
-    from compat_input._src.runtime import checkpoint
     from compat_input._src.runtime import input_waits
     from compat_input._src.runtime import pipeline
+    from compat_input._src.runtime import position_costs
 
     names = pipeline.built_pipelines
     print(
@@ -104,9 +104,9 @@ def _report() -> None:
     for line in input_waits.report():
         print(f"compat-input: {line}", file=sys.stderr)
     # What input positions added to checkpoints, where they added much.
-    said = checkpoint.positions_said()
-    if said:
-        print(f"compat-input: {said}", file=sys.stderr)
+    for said in (position_costs.positions_said(), position_costs.left_out_said()):
+        if said:
+            print(f"compat-input: {said}", file=sys.stderr)
 
 
 def serve(ns: argparse.Namespace) -> int:

@@ -14,6 +14,9 @@ _BAD_RECORDS = ("raise", "skip")
 class Options:
     # Save each pipeline's position with every checkpoint (a Saver built after it).
     save_input_position: bool = True
+    # A pipeline whose buffers can hold more than this many MB (estimated at build) is left
+    # out of checkpoints, as legacy's queues were; None: no limit (checkpoint/position_cost).
+    input_position_max_mb: Optional[float] = 64.0
     # What a record that fails its per-example graph does: "raise" (legacy: the error ends
     # the input) or "skip" (dropped and counted; see compat_input.skipped_records).
     bad_records: str = "raise"
@@ -58,6 +61,7 @@ def configure(
     service_timeout=None,
     input_wait_summaries=None,
     input_waits=None,
+    input_position_max_mb=_UNSET,
 ) -> Options:
     """Sets process-wide options for pipelines built from now on; returns them.
 
@@ -88,6 +92,11 @@ def configure(
         run every 5 ms of run time fetches the clocks of its reads, which no other run
         runs: no cost measured. With `input_wait_summaries` every read is timed in its
         step, about 5 microseconds a read.
+      input_position_max_mb: a pipeline whose buffers can hold more than this many MB
+        (default 64), estimated at build from its legacy capacity and its examples' shapes,
+        is left out of checkpoints, as every legacy queue was: a shuffle buffer of 384,000
+        records put 198 MB into each of skip_thoughts' checkpoints and about 16 s into
+        each save. None saves every position, whatever its size.
     """
     if save_input_position is not None:
         options.save_input_position = bool(save_input_position)
@@ -114,6 +123,16 @@ def configure(
         options.input_wait_summaries = bool(input_wait_summaries)
     if input_waits is not None:
         options.input_waits = bool(input_waits)
+    if input_position_max_mb is not _UNSET:
+        limit = input_position_max_mb
+        if limit is not None and (
+            isinstance(limit, bool) or not isinstance(limit, (int, float)) or not limit >= 0
+        ):
+            raise ValueError(
+                "input_position_max_mb must be a number of megabytes (0 or more), or None for "
+                f"no limit, got {limit!r}"
+            )
+        options.input_position_max_mb = None if limit is None else float(limit)
     if input_device is not _UNSET:
         if input_device is not None and not isinstance(input_device, str):
             raise TypeError(

@@ -10,7 +10,7 @@ from compat_input._src.core import graph_ops
 from compat_input._src.core import tracing
 
 
-def _epoch(tensor, counter, empty, seeds, rows, rows_args):
+def _epoch(tensor, counter, empty, seeds, rows):
     """One epoch of `tensor`'s rows (see `epochs_dataset`)."""
     value = tensor
     if empty is not None:
@@ -31,7 +31,7 @@ def _epoch(tensor, counter, empty, seeds, rows, rows_args):
             value = tf.identity(value)
     if seeds is not None:
         value = tf.raw_ops.RandomShuffle(value=value, seed=seeds[0], seed2=seeds[1])
-    return value if rows is None else rows(value, *rows_args)
+    return value if rows is None else rows(value)
 
 
 def _ended_if_empty(value, handle, message):
@@ -55,14 +55,13 @@ def epochs_dataset(
     counter: Optional[tf.Variable] = None,
     empty=None,
     rows=None,
-    rows_args=(),
     rows_key=None,
 ) -> tf.data.Dataset:
     """Whole epochs of `tensor`'s rows, each shuffled afresh, one after another.
 
-    `rows(epoch, *rows_args)` maps a whole epoch (e.g. gathers data rows by shuffled index)
-    before it is split into elements: one op per epoch instead of a map per element, which
-    costs tens of microseconds each. `empty`: `(state handle, message)`, to end the input
+    `rows(epoch)` maps a whole epoch (input_producer's shape check) before it is split into
+    elements: one op per epoch instead of a map per element, which costs tens of
+    microseconds each. `empty`: `(state handle, message)`, to end the input
     with that message when `tensor` is empty. The epoch function is traced once per graph
     and seeds (tracing.shared_map) where `rows` is None or named by `rows_key`.
     """
@@ -78,7 +77,6 @@ def epochs_dataset(
         args.append(counter.handle)
     if empty is not None:
         args.extend(empty)
-    args.extend(rows_args)
     shareable = rows is None or rows_key is not None
     key = f"epoch_{counter is not None}_{empty is not None}_{seeds}_{rows_key}"
 
@@ -86,7 +84,7 @@ def epochs_dataset(
         rest = list(rest)
         handle = rest.pop(0) if counter is not None else None
         check = (rest.pop(0), rest.pop(0)) if empty is not None else None
-        return _epoch(tensor, handle, check, seeds, rows, rest)
+        return _epoch(tensor, handle, check, seeds, rows)
 
     count = -1 if num_epochs is None else num_epochs
     if counter is None and empty is None and not shuffle and rows is None:

@@ -12,7 +12,9 @@ from typing import Optional
 
 import tensorflow as tf
 
+from compat_input._src.core import dataset_ops
 from compat_input._src.core import devices
+from compat_input._src.core import tracing
 from compat_input._src.core.state_variables import initial
 from compat_input._src.inputs import epochs
 from compat_input._src.runtime import fill_levels
@@ -20,6 +22,9 @@ from compat_input._src.runtime import pipeline as pipeline_lib
 from compat_input._src.runtime import runners
 
 tf1 = tf.compat.v1
+
+# The rows slice_input_producer gathers at once: a checkpoint holds at most this many.
+_ROWS_AT_ONCE = 64
 
 
 class InputQueue:
@@ -374,21 +379,21 @@ def slice_input_producer(
         values = [tf.identity(t) for t in tensor_list]
         shapes = [tf.TensorShape([None]).concatenate(t.shape[1:]) for t in tensor_list]
 
-        def gather_epoch(indices):
-            # Legacy dequeued one shuffled index at a time and gathered a row per run; a
-            # whole epoch is gathered at once here (same rows, same order).
+        def gather_rows(indices, *values):
             return tuple(tf.ensure_shape(tf.gather(v, indices), s) for v, s in zip(values, shapes))
 
         with tf1.name_scope(None, "input_producer"):
             counter = _epoch_counter(num_epochs)
-            rows = epochs.epochs_dataset(
-                tf.range(tf.shape(values[0])[0]),
-                num_epochs,
-                shuffle,
-                seed,
-                counter,
-                rows=gather_epoch,
+            indices = epochs.epochs_dataset(
+                tf.range(tf.shape(values[0])[0]), num_epochs, shuffle, seed, counter
             )
+            # Legacy dequeued one shuffled index at a time and gathered a row per run; here
+            # a block of rows at a time (same rows, same order). Not a whole epoch at once:
+            # a checkpoint holds what the pipeline holds, and an epoch of rows put the
+            # whole data set into each one (5,000 MNIST-sized rows: 15.6 MB), and a copy
+            # of it into memory.
+            blocks = dataset_ops.batch(indices, _ROWS_AT_ONCE)
+            rows = dataset_ops.unbatch(tracing.shared_map(blocks, None, gather_rows, values))
             rows, fill = fill_levels.producer_fill(
                 scope.rstrip("/"), capacity, rows, num_epochs, fill_levels.rows(values[0])
             )

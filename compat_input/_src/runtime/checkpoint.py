@@ -25,7 +25,6 @@ into an evaluation graph), starts from the beginning, and a warning says so.
 import functools
 import hashlib
 import logging
-import math
 import os
 import time
 import weakref
@@ -37,6 +36,7 @@ from compat_input._src.core import tf_internals
 from compat_input._src.core import tracing
 from compat_input._src.core.options import options
 from compat_input._src.core.tf_internals import saveable_object
+from compat_input._src.runtime import position_costs
 
 tf1 = tf.compat.v1
 logger = logging.getLogger("compat_input")
@@ -150,9 +150,22 @@ class _PipelineSaveable(saveable_object.SaveableObject):
 
 
 def add_saveable(pipeline, dataset_ops: list, make_start_ops) -> None:
-    """Puts `pipeline`'s position into checkpoints, unless it cannot be serialized.
-    `make_start_ops(graph)` makes the ops that start the graph's input (pipeline.py)."""
+    """Puts `pipeline`'s position into checkpoints, unless it cannot be serialized or costs
+    more than it gives (`too_big`). `make_start_ops(graph)` makes the ops that start the
+    graph's input (pipeline.py)."""
     if not options.save_input_position:
+        return
+    big = position_costs.too_big(pipeline.source) if pipeline.source is not None else None
+    if big and not pipeline.unsaved_because:
+        # Not a warning: legacy saved no queue, so a restore reads as it did there.
+        logger.info(
+            "compat_input: pipeline '%s' is left out of checkpoints (%s); a restore starts it "
+            "afresh, as legacy's queues were. compat_input.configure(input_position_max_mb="
+            "None) saves it.",
+            pipeline.name,
+            big,
+        )
+        position_costs.left_out[pipeline.name] = big
         return
     blocking = sorted({op.type for op in dataset_ops if op.type in _UNSERIALIZABLE_OPS})
     if blocking or pipeline.unsaved_because:
@@ -240,11 +253,6 @@ def _without(var_list, missing: list):
     return [v for v in var_list if not any(v is m for m in missing)]
 
 
-def _pipeline_of_key(key: str) -> str:
-    """The pipeline a position's checkpoint key names (`compat_input/<name>/position...`)."""
-    return key[len("compat_input/") :].rsplit("/position", 1)[0]
-
-
 # (checkpoint directory, input names) already named in a warning.
 _said: set = set()
 
@@ -289,7 +297,7 @@ def tolerant_restore(restore):
         missing = _positions_missing(positions, save_path) if positions else []
         if not missing:
             return restore(self, sess, save_path)
-        names = sorted({_pipeline_of_key(m.specs[0].name) for m in missing})
+        names = sorted({position_costs.pipeline_of_key(m.specs[0].name) for m in missing})
         said = (os.path.dirname(os.path.abspath(save_path)), tuple(names))
         if said not in _said:  # Once: an evaluation hook restores each new checkpoint.
             _said.add(said)
@@ -308,61 +316,20 @@ def tolerant_restore(restore):
     return restore_without_positions_if_absent
 
 
-# The last checkpoint written by a Saver that saves input positions (its prefix) and the
-# seconds its save took: what they cost is said at exit (`positions_said`, `compat-input
-# run`).
-last_written: list = [None, 0.0]
-
-
 def noting_save(save):
-    """`Saver.save` that notes the checkpoint it wrote, and how long that took, where it
-    holds input positions. Installed by `install()` (commands/install.py)."""
+    """`Saver.save` that notes the checkpoint it wrote and how long that took. Installed by
+    `install()` (commands/install.py)."""
 
     def save_noting_positions(self, sess, save_path, *args, **kwargs):
         began = time.perf_counter()
         written = save(self, sess, save_path, *args, **kwargs)
-        if written and _positions(self):
-            last_written[:] = [written, time.perf_counter() - began]
+        if written:
+            held = bool(_positions(self))
+            position_costs.last_written[:] = [written, time.perf_counter() - began, held]
         return written
 
     save_noting_positions.__wrapped__ = save
     return save_noting_positions
-
-
-def positions_said(at_least_mb: float = 1.0):
-    """A line on what input positions took of the last checkpoint written, or None.
-
-    A position holds what the pipeline's buffers held when it was saved (a shuffle buffer's
-    examples, batches read ahead): its size is the checkpoint's data less the model's
-    variables, which its index gives by shape and type. Legacy's queues saved nothing; so
-    that a checkpoint grown by them is never a surprise (im2txt's: 524 MB of 673)."""
-    prefix, seconds = last_written
-    if prefix is None:
-        return None
-    try:
-        reader = tf.train.load_checkpoint(prefix)
-        shapes, types = reader.get_variable_to_shape_map(), reader.get_variable_to_dtype_map()
-        data = sum(os.path.getsize(f) for f in tf.io.gfile.glob(f"{prefix}.data-*"))
-    except (tf.errors.OpError, ValueError, TypeError, OSError):
-        return None
-    # Positions are variants (and their kept rows, strings); the model's are counted.
-    model = sum(
-        math.prod(shapes[key]) * dtype.size
-        for key, dtype in types.items()
-        if dtype not in (tf.variant, tf.string)
-    )
-    mb, total = (data - model) / 1e6, data / 1e6
-    if mb < at_least_mb:
-        return None
-    names = sorted({_pipeline_of_key(k) for k in shapes if "/position." in k})
-    return (
-        f"the last checkpoint written ({os.path.basename(prefix)}) holds about {mb:,.0f} MB "
-        f"of input positions ({', '.join(names)}) of its {total:,.0f} MB, and its save "
-        f"took {seconds:.1f} s: what their buffers held (shuffle buffers, batches read "
-        "ahead), so that a restore resumes the input exactly; legacy's queues saved none. "
-        "compat_input.configure(save_input_position=False) leaves them out; smaller "
-        "capacities make them smaller"
-    )
 
 
 class Saver(tf1.train.Saver):

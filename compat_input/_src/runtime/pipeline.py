@@ -38,6 +38,7 @@ from compat_input._src.runtime import device_prefetch
 from compat_input._src.runtime import graph_states
 from compat_input._src.runtime import input_runner
 from compat_input._src.runtime import iterators
+from compat_input._src.runtime import position_costs
 from compat_input._src.runtime import session_release
 from compat_input._src.runtime import start_ops
 from compat_input._src.runtime import started_guard
@@ -91,6 +92,7 @@ class Pipeline:
         self.unsaved_because = source.unsaved_because
         dataset = iterators.with_options(dataset)
         saved = options.save_input_position and not self.unsaved_because
+        saved = saved and not position_costs.too_big(source)
         self.device = device_prefetch.target(saved) if source.batches else None
         if self.device:
             dataset = device_prefetch.copy_ahead(dataset, self.device)
@@ -251,6 +253,7 @@ class Source:
     # "examples" where single examples (a queue read by dequeue()).
     counted: Optional[str] = None
     fill: Optional[Any] = None  # A batcher's: how far it runs ahead (fill_levels.py).
+    buffered: Optional[tuple] = None  # A batcher's: (examples, MB) (position_costs.buffered).
 
     def register(self, tensors: list[tf.Tensor]) -> None:
         state = graph_state(tensors[0].graph)
