@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import tensorflow as tf
 from tensorflow.core.framework import attr_value_pb2
+from tensorflow.core.framework import dataset_metadata_pb2
 from tensorflow.core.framework import function_pb2
 
 from compat_input._src.core import graph_ops
@@ -300,6 +301,16 @@ _NOT_INLINE = frozenset(
 # The scope of every op of a batcher's per-example graph (the program's, captured): an
 # error raised under it came from an example, not from the reading (bad_records/origins.py).
 EXAMPLE_SCOPE = "compat_input_example"
+# The name of a map that runs it, which tf.data puts in that map's errors ("Error in
+# user-defined function passed to compat_input_example transformation"): the inline
+# executor's errors do not name the failing node, and so not the scope.
+_EXAMPLE_MAP = dataset_metadata_pb2.Metadata(name=EXAMPLE_SCOPE.encode()).SerializeToString()
+
+
+def _ops(concrete) -> list:
+    if isinstance(concrete, _Pruned):
+        return [(node.op, node.name) for node in concrete.definition.node_def]
+    return [(op.type, op.name) for op in concrete.graph.get_operations()]
 
 
 def runs_inline(concrete) -> bool:
@@ -308,13 +319,10 @@ def runs_inline(concrete) -> bool:
     inter-op parallelism each call hands its ops to the session's threads and waits for
     them, a wake-up or two per element: swivel's WholeFileReader pipeline took 130-178 us
     a record that way, 55-90 us with its record map inline. Calls of a parallel map still
-    run side by side. Not the program's per-example graph: the inline executor's errors
-    do not name the failing node, by which a bad record's error is explained (origins.py)."""
-    if isinstance(concrete, _Pruned):
-        ops = [(node.op, node.name) for node in concrete.definition.node_def]
-    else:
-        ops = [(op.type, op.name) for op in concrete.graph.get_operations()]
-    return not any(kind in _NOT_INLINE or name.startswith(EXAMPLE_SCOPE) for kind, name in ops)
+    run side by side. Not a function with TF1 control flow, functional control flow or
+    calls: the inline executor refuses Switch (a program's `tf.cond`, or an `If` a tf.data
+    service worker lowers)."""
+    return not any(kind in _NOT_INLINE for kind, _ in _ops(concrete))
 
 
 @without_autograph
@@ -337,6 +345,9 @@ def shared_map(
         "f": attr(concrete),
         "preserve_cardinality": preserve_cardinality,
         "use_inter_op_parallelism": not runs_inline(concrete),
+        "metadata": _EXAMPLE_MAP
+        if any(name.startswith(EXAMPLE_SCOPE) for _, name in _ops(concrete))
+        else b"",
         **typed(spec),
     }
     if parallel.get("num_parallel_calls"):
