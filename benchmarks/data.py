@@ -39,3 +39,19 @@ def video_shard(root: str, rng: np.random.Generator, shard: int) -> None:
                 "mean_audio": feature("float", rng.standard_normal(128).tolist()),
             }))
             writer.write(example.SerializeToString())
+
+
+def sentences_shard(root: str, rng: np.random.Generator, shard: int) -> None:
+    """sentences-{shard}.tfrecord: 2,500 examples as skip_thoughts' are (three sentences of
+    5-29 word ids of 200: the one encoded, the one before and the one after)."""
+    import tensorflow as tf
+
+    def ids():
+        values = rng.integers(1, 200, size=rng.integers(5, 30)).tolist()
+        return tf.train.Feature(int64_list=tf.train.Int64List(value=values))
+
+    with tf.io.TFRecordWriter(os.path.join(root, f"sentences-{shard}.tfrecord")) as writer:
+        for _ in range(2500):
+            example = tf.train.Example(features=tf.train.Features(feature={
+                "encode": ids(), "decode_pre": ids(), "decode_post": ids()}))
+            writer.write(example.SerializeToString())

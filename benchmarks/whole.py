@@ -43,6 +43,7 @@ WORKLOADS = {
     "tiny": ("tiny_trainer.py", [], 1000),
     "resnet": ("resnet_train.py", [], 100),
     "video": ("video_train.py", [], 30),
+    "sentences": ("sentences_train.py", [], 30),
 }
 MODES = ["legacy", "compat", "tfdata"]
 
@@ -55,6 +56,7 @@ def make_data(root: str) -> None:
         data.csv_shard(root, rng, shard)
         data.cifar_shard(root, rng, shard)
         data.video_shard(root, rng, shard)
+        data.sentences_shard(root, rng, shard)
     # Word ids with a Zipf-like spread, as text has.
     np.save(os.path.join(root, "ptb_ids.npy"), (rng.zipf(1.3, 300_000) % 10000).astype(np.int32))
     for shard in range(4):
