@@ -789,7 +789,7 @@ def test_maps_run_inline_unless_the_per_example_graph_has_tf1_control_flow(tmp_p
         return api.batch([y, x], 2)
 
     for cond in (True, False):
-        compat = assert_same(lambda api: build(api, cond))
+        compat = assert_same(lambda api, cond=cond: build(api, cond))
         assert len(compat.values) == 3
         with tf.Graph().as_default() as graph:
             build(compat_api(), cond)

@@ -7,7 +7,6 @@ than `input_position_max_mb` is left out at build (`too_big`); what the others a
 last checkpoint, and which were left out, is said at exit (`compat-input run`).
 """
 
-import logging
 import math
 import os
 from typing import Optional
@@ -15,8 +14,6 @@ from typing import Optional
 import tensorflow as tf
 
 from compat_input._src.core.options import options
-
-logger = logging.getLogger("compat_input")
 
 # What one buffered example's component adds to a saved position beyond its values: tf.data
 # writes each as a tensor of its own, under its own key (100,000 buffered scalars: 18 MB).
@@ -104,8 +101,9 @@ def positions_said(at_least_mb: float = 1.0):
         f"of input positions ({', '.join(names)}) of its {total:,.0f} MB, and its save "
         f"took {seconds:.1f} s: what their buffers held (shuffle buffers, batches read "
         "ahead), so that a restore resumes the input exactly; legacy's queues saved none. "
-        "compat_input.configure(save_input_position=False) leaves them out; smaller "
-        "capacities make them smaller"
+        "compat_input.configure(input_position_max_mb=N) leaves out inputs whose buffers "
+        f"can hold more than N MB ({options.input_position_max_mb or 'no limit'} now), "
+        "save_input_position=False every input"
     )
 
 
