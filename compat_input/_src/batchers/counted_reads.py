@@ -63,21 +63,24 @@ def read_many(
         # of the iterator at most, not the loop (its TensorArrays cost most of a read). At
         # the end, nothing left and an iterator at its end raise OutOfRangeError, as
         # legacy's closed empty queue did.
-        def one_block():
-            block = tf.nest.flatten(iterators.get_next(pipeline.iterator))
-            size = tf.shape(block[0])[0]
-
-            def not_exactly():
-                return tf.cond(size > count, lambda: batch(block), lambda: stacked(block))
-
-            # Exactly the count: nothing to keep, so no assignment either.
-            exact = lambda: [tf.identity(x) for x in block]  # noqa: E731
-            return tf.cond(tf.equal(size, count), exact, not_exactly)
-
         found = tf.shape(left[0])[0]
 
         def more_than_left():
-            return tf.cond(found > 0, lambda: stacked(left), one_block)
+            # What is left (fewer than the count), else one block; the loop, made once
+            # (each costs the build a while_loop and its TensorArrays), takes the rest.
+            start = tf.cond(
+                found > 0,
+                lambda: [tf.identity(x) for x in left],
+                lambda: tf.nest.flatten(iterators.get_next(pipeline.iterator)),
+            )
+            size = tf.shape(start[0])[0]
+
+            def not_exactly():
+                return tf.cond(size > count, lambda: batch(start), lambda: stacked(start))
+
+            # Exactly the count: nothing to keep, so no assignment either.
+            exact = lambda: [tf.identity(x) for x in start]  # noqa: E731
+            return tf.cond(tf.equal(size, count), exact, not_exactly)
 
         # A block larger than the count leaves whole batches for the next runs.
         flat = tf.cond(found >= count, lambda: batch(left), more_than_left)
