@@ -9,6 +9,7 @@ returns what to fetch each step; each run steps until OutOfRangeError or `steps`
 import collections
 import dataclasses
 import gzip
+import math
 import os
 import sys
 import types
@@ -377,3 +378,15 @@ def example(**features) -> bytes:
 
 def rel(tmp_path, name: str) -> str:
     return os.fspath(tmp_path / name)
+
+
+def checkpoint_bytes(prefix: str) -> tuple:
+    """(the checkpoint's data in bytes, what its non-variant, non-string variables take):
+    read from its files and index, whatever wrote it."""
+    data = sum(os.path.getsize(f) for f in tf.io.gfile.glob(prefix + ".data-*"))
+    reader = tf.train.load_checkpoint(prefix)
+    types, shapes = reader.get_variable_to_dtype_map(), reader.get_variable_to_shape_map()
+    model = sum(
+        math.prod(shapes[k]) * t.size for k, t in types.items() if t not in (tf.variant, tf.string)
+    )
+    return data, model

@@ -8,6 +8,7 @@ import tensorflow as tf
 
 import compat_input
 from helpers import assert_pristine
+from helpers import checkpoint_bytes
 from helpers import compat_api
 from helpers import drain
 from helpers import legacy_api
@@ -377,8 +378,6 @@ def test_what_positions_add_to_a_checkpoint_is_said_from_its_files(tmp_path):
     # im2txt's checkpoint held 524 MB of positions in 673; legacy's saved none. The size
     # said is the checkpoint's data less its variables (their shapes and types, from its
     # index), whatever the positions hold.
-    import math
-    import os
     import re
 
     from compat_input._src.runtime import position_costs
@@ -412,12 +411,7 @@ def test_what_positions_add_to_a_checkpoint_is_said_from_its_files(tmp_path):
             tf1.train.Saver().save(sess, str(tmp_path / "model"))
     assert position_costs.positions_said(at_least_mb=0.0) is None
     written = train_and_save(compat_api(), str(tmp_path / "compat"))
-    data = sum(os.path.getsize(f) for f in tf.io.gfile.glob(written + ".data-*"))
-    reader = tf.train.load_checkpoint(written)
-    types, shapes = reader.get_variable_to_dtype_map(), reader.get_variable_to_shape_map()
-    model = sum(
-        math.prod(shapes[k]) * t.size for k, t in types.items() if t not in (tf.variant, tf.string)
-    )
+    data, model = checkpoint_bytes(written)
     said = position_costs.positions_said(at_least_mb=0.1)
     assert model >= 4096 * 4 and data - model > 100_000
     assert f"holds about {(data - model) / 1e6:,.0f} MB of input positions" in said, said

@@ -6,13 +6,13 @@ in each checkpoint, about 16 s a save). A pipeline whose buffers can hold more t
 `input_position_max_mb` is left out, and reads after a restore as legacy's queues did.
 """
 
-import math
 import os
 
 import pytest
 import tensorflow as tf
 
 import compat_input
+from helpers import checkpoint_bytes
 from helpers import compat_api
 from helpers import legacy_api
 
@@ -64,12 +64,7 @@ def _train_save_restore(api, path):
             first = sess.run(batch)[:, 0].tolist()
             coord.request_stop()
             coord.join(threads, stop_grace_period_secs=10)
-    data = sum(os.path.getsize(f) for f in tf.io.gfile.glob(written + ".data-*"))
-    reader = tf.train.load_checkpoint(written)
-    types, shapes = reader.get_variable_to_dtype_map(), reader.get_variable_to_shape_map()
-    model = sum(
-        math.prod(shapes[k]) * t.size for k, t in types.items() if t not in (tf.variant, tf.string)
-    )
+    data, model = checkpoint_bytes(written)
     return first, data - model
 
 
