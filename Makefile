@@ -38,7 +38,7 @@ DIFFERENTIAL := tests/test_batching.py tests/test_producers.py tests/test_reader
 	tests/test_queue_runner_tf.py tests/test_priority_queue.py \
 	tests/test_contrib_training.py tests/test_state_saving.py \
 	tests/test_run_time_sizes.py tests/test_legacy_fallback.py tests/test_fill_levels.py \
-	tests/test_split_tokens.py
+	tests/test_split_tokens.py tests/test_position_costs.py
 
 test: $(STAMP)
 	$(BIN)/ruff check compat_input tools tests
