@@ -583,6 +583,14 @@ def test_contrib_keras_moves_to_tf1s_keras():
     assert "contrib" not in outcome.code
 
 
+def test_contrib_linalgs_tril_moves_to_tf_linalgs_lower_triangular():
+    outcome = _migrate(
+        "import tensorflow as tf\nm = tf.contrib.linalg.LinearOperatorTriL(x).to_dense()\n"
+    )
+    assert "m = tf.compat.v1.linalg.LinearOperatorLowerTriangular(x).to_dense()" in outcome.code
+    assert "contrib" not in outcome.code
+
+
 @pytest.mark.parametrize(
     "name", ["get_or_create_global_step", "get_global_step", "create_global_step"]
 )

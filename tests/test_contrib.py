@@ -65,6 +65,22 @@ def test_contrib_keras_is_tf1s_keras(installed):
     assert keras.initializers.glorot_uniform is tf1.keras.initializers.glorot_uniform
 
 
+def test_contrib_linalg_operators_are_tf_linalgs_and_tril_is_lower_triangular(installed):
+    # Kyubyong/transformer builds its decoder's causal mask with TensorFlow 1.4's
+    # `tf.contrib.linalg.LinearOperatorTriL(diag_vals).to_dense()`: it stopped there both
+    # ways. Its operator is tf.linalg's LinearOperatorLowerTriangular: the same lower
+    # triangle, the upper one ignored (contrib's documented example).
+    from tensorflow.contrib import linalg
+
+    assert tf1.contrib.linalg.LinearOperatorDiag is tf1.linalg.LinearOperatorDiag
+    assert linalg.LinearOperatorTriL is tf1.linalg.LinearOperatorLowerTriangular
+    with tf.Graph().as_default(), tf1.Session() as sess:
+        dense = tf1.contrib.linalg.LinearOperatorTriL([[1.0, 2.0], [3.0, 4.0]]).to_dense()
+        assert sess.run(dense).tolist() == [[1.0, 0.0], [3.0, 4.0]]
+    with pytest.raises(AttributeError, match="LinearOperatorUDVHUpdate is gone"):
+        tf1.contrib.linalg.LinearOperatorUDVHUpdate  # noqa: B018 - other keywords now
+
+
 def test_contrib_s_own_module_paths_reach_tf_slim_s_modules(installed):
     # Research code imports contrib's internal paths (video_prediction, slim's scripts).
     import tensorflow.contrib.framework.python.ops.variables as variables

@@ -64,8 +64,24 @@ CONTRIB_TRAINING = (
     "rejection_sample",
     "stratified_sample",
 )
+# contrib.linalg's linear operators, in tf.linalg since TensorFlow 1.5 under these names;
+# TensorFlow 1.4's LinearOperatorTriL is LinearOperatorLowerTriangular there (same arguments;
+# the transformer of Kyubyong/transformer builds its causal mask with it). Its
+# LinearOperatorUDVHUpdate became LinearOperatorLowRankUpdate with other keywords: no home.
+_LINEAR_OPERATORS = {
+    **{
+        n: n
+        for n in """LinearOperator LinearOperatorBlockDiag LinearOperatorCirculant
+        LinearOperatorCirculant2D LinearOperatorCirculant3D LinearOperatorComposition
+        LinearOperatorDiag LinearOperatorFullMatrix LinearOperatorIdentity
+        LinearOperatorKronecker LinearOperatorLowRankUpdate LinearOperatorLowerTriangular
+        LinearOperatorScaledIdentity""".split()
+    },
+    "LinearOperatorTriL": "LinearOperatorLowerTriangular",
+}
 # tf.contrib name -> its home ("module:attribute.path", or "module" for a whole module).
 HOMES: dict = {
+    **{f"linalg.{n}": f"tensorflow:compat.v1.linalg.{h}" for n, h in _LINEAR_OPERATORS.items()},
     **{f"rnn.{n}": f"tensorflow:compat.v1.nn.rnn_cell.{n}" for n in _RNN_CELLS.split()},
     **{
         f"rnn.{n}": f"tensorflow:compat.v1.nn.{n}"
