@@ -313,16 +313,17 @@ def _ops(concrete) -> list:
     return [(op.type, op.name) for op in concrete.graph.get_operations()]
 
 
-def runs_inline(concrete) -> bool:
-    """Whether a map's function may run its ops in the thread that calls it, one after
-    another (`use_inter_op_parallelism=False`, the single-threaded executor). With
+def _runs_inline(ops: list) -> bool:
+    """Whether a map's function (its `ops`, as `_ops` lists them) may run them in the
+    thread that calls it, one after another (`use_inter_op_parallelism=False`, the
+    single-threaded executor). With
     inter-op parallelism each call hands its ops to the session's threads and waits for
     them, a wake-up or two per element: swivel's WholeFileReader pipeline took 130-178 us
     a record that way, 55-90 us with its record map inline. Calls of a parallel map still
     run side by side. Not a function with TF1 control flow, functional control flow or
     calls: the inline executor refuses Switch (a program's `tf.cond`, or an `If` a tf.data
     service worker lowers)."""
-    return not any(kind in _NOT_INLINE for kind, _ in _ops(concrete))
+    return not any(kind in _NOT_INLINE for kind, _ in ops)
 
 
 @without_autograph
@@ -339,15 +340,14 @@ def shared_map(
     if traced is None:
         return dataset.map(lambda *e: fn(_packed(dataset, e), *args), **parallel)
     concrete, inputs, spec = traced
+    ops = _ops(concrete)  # (type, name) of each: what the map's executor must run.
     common = {
         "input_dataset": dataset._variant_tensor,
         "other_arguments": inputs,
         "f": attr(concrete),
         "preserve_cardinality": preserve_cardinality,
-        "use_inter_op_parallelism": not runs_inline(concrete),
-        "metadata": _EXAMPLE_MAP
-        if any(name.startswith(EXAMPLE_SCOPE) for _, name in _ops(concrete))
-        else b"",
+        "use_inter_op_parallelism": not _runs_inline(ops),
+        "metadata": _EXAMPLE_MAP if any(n.startswith(EXAMPLE_SCOPE) for _, n in ops) else b"",
         **typed(spec),
     }
     if parallel.get("num_parallel_calls"):
