@@ -102,3 +102,33 @@ def test_auto_copies_ahead_to_a_gpu_only_where_no_position_is_saved(configured, 
 def test_input_device_must_be_a_name(configured):
     with pytest.raises(TypeError, match="input_device must be 'auto'.*got 1"):
         configured(input_device=1)
+
+
+def test_auto_copies_a_batcher_left_out_for_its_size_to_a_gpu_and_says_why_once(
+    configured, monkeypatch, caplog
+):
+    # Its position is left out because its buffers are large (position_costs.py), so
+    # "auto" copies its batches ahead; it is said for that size (at info: legacy saved no
+    # queue), not warned of as a position tf.data could not save.
+    import logging
+
+    from compat_input._src.runtime import position_costs
+
+    real = tf.config.list_physical_devices
+    monkeypatch.setattr(
+        tf.config,
+        "list_physical_devices",
+        lambda kind=None: ["GPU:0"] if kind == "GPU" else real(kind),
+    )
+    configured(input_device="auto", save_input_position=True, input_position_max_mb=0.01)
+    try:
+        with caplog.at_level(logging.INFO, "compat_input"), tf.Graph().as_default():
+            value = compat_input.range_input_producer(10, 1, False).dequeue()
+            batch = compat_input.batch([value], 2, capacity=1000, name="sized")
+            assert iteration.pipelines_behind(batch)[0].device == "/gpu:0"
+    finally:
+        configured(input_position_max_mb=64)
+    said = [r for r in caplog.records if "'sized'" in r.getMessage()]
+    assert [r.levelname for r in said] == ["INFO"], [r.getMessage() for r in said]
+    assert "its buffers can hold about" in said[0].getMessage()
+    assert position_costs.left_out["sized"].startswith("its buffers can hold about")

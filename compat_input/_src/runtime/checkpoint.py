@@ -156,8 +156,10 @@ def add_saveable(pipeline, dataset_ops: list, make_start_ops) -> None:
     if not options.save_input_position:
         return
     big = position_costs.too_big(pipeline.source) if pipeline.source is not None else None
-    if big and not pipeline.unsaved_because:
-        # Not a warning: legacy saved no queue, so a restore reads as it did there.
+    if big:
+        # Not a warning: legacy saved no queue, so a restore reads as it did there. Said
+        # for its size even where it could not be saved anyway: with input_device="auto",
+        # a GPU gets its batches because of the size.
         logger.info(
             "compat_input: pipeline '%s' is left out of checkpoints (%s); a restore starts it "
             "afresh, as legacy's queues were. compat_input.configure(input_position_max_mb="
