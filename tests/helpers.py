@@ -189,15 +189,32 @@ def differential(build: Callable, install: bool = False, **kwargs) -> tuple:
     return legacy, run_scenario(compat_api(), build, install=install, **kwargs)
 
 
-def started(sess) -> tuple:
-    """(coordinator, threads) of the graph's queue runners, started as TF1 programs do."""
+def started(sess, api=None) -> tuple:
+    """(coordinator, threads) of the graph's queue runners, started as TF1 programs do
+    (with `api`'s start_queue_runners where given: compat_input's without install())."""
     coord = tf1.train.Coordinator()
-    return coord, tf1.train.start_queue_runners(sess, coord=coord)
+    start = api.start_queue_runners if api is not None else tf1.train.start_queue_runners
+    return coord, start(sess, coord=coord)
 
 
 def stop(coord, threads) -> None:
     coord.request_stop()
     coord.join(threads, stop_grace_period_secs=10)
+
+
+def trained_and_saved(api, step, path: str, steps: int = 3) -> str:
+    """`step` run `steps` times in a new session of the default graph, its variables
+    initialized and its input started with `api`, then a checkpoint of all it saves
+    written to `path`: that checkpoint's prefix."""
+    saver = tf1.train.Saver()
+    with tf1.Session() as sess:
+        sess.run(tf1.global_variables_initializer())
+        coord, threads = started(sess, api)
+        for _ in range(steps):
+            sess.run(step)
+        written = saver.save(sess, path)
+        stop(coord, threads)
+    return written
 
 
 def assert_pristine() -> None:

@@ -12,6 +12,7 @@ from helpers import checkpoint_bytes
 from helpers import compat_api
 from helpers import drain
 from helpers import legacy_api
+from helpers import trained_and_saved
 
 tf1 = tf.compat.v1
 
@@ -390,18 +391,7 @@ def test_what_positions_add_to_a_checkpoint_is_said_from_its_files(tmp_path):
             example = tf1.fill([4096], tf1.cast(x, tf.float32))
             batch = api.shuffle_batch([example], 8, capacity=800, min_after_dequeue=600, seed=1)
             w = tf1.Variable(tf1.zeros([4096]))
-            step = tf1.assign_add(w, tf1.reduce_mean(batch, 0))
-            saver = tf1.train.Saver()
-            with tf1.Session() as sess:
-                sess.run(tf1.global_variables_initializer())
-                coord = tf1.train.Coordinator()
-                threads = api.start_queue_runners(sess, coord=coord)
-                for _ in range(3):
-                    sess.run(step)
-                written = saver.save(sess, path)
-                coord.request_stop()
-                coord.join(threads, stop_grace_period_secs=10)
-        return written
+            return trained_and_saved(api, tf1.assign_add(w, tf1.reduce_mean(batch, 0)), path)
 
     compat_input.install()
     with tf.Graph().as_default():  # A graph of no input: its Saver saves no position.

@@ -6,8 +6,6 @@ in each checkpoint, about 16 s a save). A pipeline whose buffers can hold more t
 `input_position_max_mb` is left out, and reads after a restore as legacy's queues did.
 """
 
-import os
-
 import pytest
 import tensorflow as tf
 
@@ -15,6 +13,9 @@ import compat_input
 from helpers import checkpoint_bytes
 from helpers import compat_api
 from helpers import legacy_api
+from helpers import started
+from helpers import stop
+from helpers import trained_and_saved
 
 tf1 = tf.compat.v1
 
@@ -42,28 +43,16 @@ def _train_save_restore(api, path):
     """Three steps, a checkpoint, then a fresh graph that restores it: the first examples
     read after the restore, and the checkpoint's data (bytes) beyond its variables."""
     with tf.Graph().as_default():
-        _, step = _train(api)
-        saver = tf1.train.Saver()
-        with tf1.Session() as sess:
-            sess.run(tf1.global_variables_initializer())
-            coord = tf1.train.Coordinator()
-            threads = api.start_queue_runners(sess, coord=coord)
-            for _ in range(3):
-                sess.run(step)
-            written = saver.save(sess, path)
-            coord.request_stop()
-            coord.join(threads, stop_grace_period_secs=10)
+        written = trained_and_saved(api, _train(api)[1], path)
     with tf.Graph().as_default():
         batch, _ = _train(api)
         saver = tf1.train.Saver()
         with tf1.Session() as sess:
             sess.run(tf1.global_variables_initializer())
             saver.restore(sess, written)
-            coord = tf1.train.Coordinator()
-            threads = api.start_queue_runners(sess, coord=coord)
+            coord, threads = started(sess, api)
             first = sess.run(batch)[:, 0].tolist()
-            coord.request_stop()
-            coord.join(threads, stop_grace_period_secs=10)
+            stop(coord, threads)
     data, model = checkpoint_bytes(written)
     return first, data - model
 
@@ -109,13 +98,11 @@ def test_the_estimate_is_what_a_full_buffer_puts_in_a_checkpoint(tmp_path, posit
             p.source.buffered for p in pipeline.graph_state(source).pipelines if p.source.buffered
         )
         with tf1.Session() as sess:
-            coord = tf1.train.Coordinator()
-            threads = compat_input.start_queue_runners(sess, coord=coord)
+            coord, threads = started(sess, compat_input)
             sess.run(batch)  # The buffer is full once a batch leaves it.
             written = tf1.train.Saver().save(sess, path)
-            coord.request_stop()
-            coord.join(threads, stop_grace_period_secs=10)
-    data = sum(os.path.getsize(f) for f in tf.io.gfile.glob(written + ".data-*"))
+            stop(coord, threads)
+    data, _ = checkpoint_bytes(written)
     assert estimated[0] == 20000
     assert 0.67 < data / 1e6 / estimated[1] < 1.5, (data, estimated)
     position_limit(data / 1e6 / 2)
@@ -175,23 +162,19 @@ def test_a_slice_producer_puts_a_block_of_its_rows_in_a_checkpoint_not_its_data_
         tf1.set_random_seed(3)
         labels = build()
         with tf1.Session() as sess:
-            coord = tf1.train.Coordinator()
-            threads = compat_input.start_queue_runners(sess, coord=coord)
+            coord, threads = started(sess, compat_input)
             before = [sess.run(labels).tolist() for _ in range(3)]
             written = tf1.train.Saver().save(sess, str(tmp_path / "model"))
             after = [sess.run(labels).tolist() for _ in range(2)]
-            coord.request_stop()
-            coord.join(threads, stop_grace_period_secs=10)
-    data = sum(os.path.getsize(f) for f in tf.io.gfile.glob(written + ".data-*"))
+            stop(coord, threads)
+    data, _ = checkpoint_bytes(written)
     assert data < 1_000_000, data
     with tf.Graph().as_default():
         tf1.set_random_seed(3)
         labels = build()
         with tf1.Session() as sess:
             tf1.train.Saver().restore(sess, written)
-            coord = tf1.train.Coordinator()
-            threads = compat_input.start_queue_runners(sess, coord=coord)
+            coord, threads = started(sess, compat_input)
             resumed = [sess.run(labels).tolist() for _ in range(2)]
-            coord.request_stop()
-            coord.join(threads, stop_grace_period_secs=10)
+            stop(coord, threads)
     assert resumed == after and sorted(sum(before + after, [])) != list(range(40))
