@@ -257,6 +257,7 @@ def main() -> int:
         return 0
 
     os.makedirs(RESULTS, exist_ok=True)
+    data.bytecode_as_installed()
     root = tempfile.mkdtemp(prefix="compat_input_bench_")
     os.environ["TF_CPP_MIN_LOG_LEVEL"] = "2"
     make_data(root)

@@ -16,6 +16,8 @@ import subprocess
 import sys
 import tempfile
 
+import data
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODES = ["legacy", "compat", "tfdata"]
 
@@ -77,6 +79,7 @@ def main() -> int:
     if args.worker:
         tower_program(args.worker[0], args.towers, args.worker[1])
         return 0
+    data.bytecode_as_installed()
     root = tempfile.mkdtemp(prefix="compat_input_towers_")
     for i in range(args.towers):
         with open(os.path.join(root, f"t{i}.csv"), "w") as f:

@@ -116,6 +116,7 @@ def main() -> int:
     parser.add_argument("--only", default=",".join(WORKLOADS))
     args = parser.parse_args()
     os.environ["TF_CPP_MIN_LOG_LEVEL"] = "2"
+    data.bytecode_as_installed()
     root = tempfile.mkdtemp(prefix="compat_input_whole_")
     make_data(root)
     runs = [(w, s) for w in args.only.split(",") for s in (False, True)]
