@@ -116,11 +116,13 @@ def run_scenario(
     timeout_ms: int = 20000,
     install: bool = False,
     feed: Optional[Callable[[int], dict]] = None,
+    config: Optional[tf1.ConfigProto] = None,
 ) -> Run:
     """Runs `build(api)` in a fresh graph and session until the input ends or `steps`.
 
     `feed(step)`: the feed_dict of each step's run (tensor names as keys), the runs after
     the end included (their steps go on counting).
+    `config`: merged into the session's ConfigProto (a program's own session options).
     `install=True` (compat_input only) runs it with `compat_input.install()` in force, for
     what needs the hooks (errors that name their record); it is undone after.
     """
@@ -134,7 +136,7 @@ def run_scenario(
                 served = vars(compat_api())
                 missed = [n for n, f in vars(api).items() if n != "name" and f is not served[n]]
                 assert not missed, f"install() left these on legacy queues: {missed}"
-            return run_scenario(api, build, steps, init_local, timeout_ms, feed=feed)
+            return run_scenario(api, build, steps, init_local, timeout_ms, feed=feed, config=config)
         finally:
             compat_input.uninstall()
     assert not install or api.name == "compat", "the oracle never runs with compat_input installed"
@@ -148,8 +150,10 @@ def run_scenario(
         init = [tf1.global_variables_initializer(), tf1.tables_initializer()]
         if init_local:
             init.append(tf1.local_variables_initializer())
-        config = tf1.ConfigProto(operation_timeout_in_ms=timeout_ms)
-        with tf1.Session(config=config) as sess:
+        session_config = tf1.ConfigProto(operation_timeout_in_ms=timeout_ms)
+        if config is not None:
+            session_config.MergeFrom(config)
+        with tf1.Session(config=session_config) as sess:
             sess.run(init)
             coord = tf1.train.Coordinator()
             threads = api.start_queue_runners(sess, coord=coord)

@@ -250,6 +250,46 @@ def test_batch_join_of_readers_over_one_producer(tmp_path):
     assert_same_examples(build)
 
 
+def _grappler_off(how: str) -> tf1.ConfigProto:
+    config = tf1.ConfigProto()
+    if how == "disable_meta_optimizer":
+        config.graph_options.rewrite_options.disable_meta_optimizer = True
+    elif how == "function_optimization":
+        config.graph_options.rewrite_options.function_optimization = 2  # RewriterConfig.OFF
+    else:
+        config.graph_options.optimizer_options.opt_level = tf1.OptimizerOptions.L0
+        config.graph_options.optimizer_options.do_function_inlining = False
+    return config
+
+
+@pytest.mark.parametrize("how", ["disable_meta_optimizer", "function_optimization", "L0"])
+@pytest.mark.parametrize("kind", ["join", "vectorized"])
+def test_sessions_with_graph_rewrites_off(tmp_path, how, kind):
+    # Programs turn Grappler off (to debug, for determinism): nothing of ours may rely on
+    # a rewrite. With `disable_meta_optimizer` a _join batcher over readers failed
+    # ("experimental_ints_on_device ... not supported by multi-device functions").
+    files = [
+        write_tfrecords(str(tmp_path / f"f{i}.tfr"), [b"%d,%d" % (i, j) for j in range(5)])
+        for i in range(3)
+    ]
+
+    def build(api):
+        queue = api.string_input_producer(files, num_epochs=2, shuffle=False)
+        if kind == "join":
+            lists = [list(api.TFRecordReader().read(queue)) for _ in range(2)]
+            return api.shuffle_batch_join(
+                lists, 3, capacity=20, min_after_dequeue=4, allow_smaller_final_batch=True
+            )
+        _, value = api.TFRecordReader().read(queue)
+        a, b = tf1.decode_csv(value, [[0], [0]])
+        return api.shuffle_batch(
+            [a * 10 + b], 4, capacity=20, min_after_dequeue=4, allow_smaller_final_batch=True
+        )
+
+    legacy, _ = assert_same_examples(build, config=_grappler_off(how))
+    assert len(examples(legacy)) == 30
+
+
 def test_batch_join_lists_sharing_one_reader_split_its_records(tmp_path):
     f = write(str(tmp_path / "t.txt"), "".join(f"{i}\n" for i in range(8)))
 

@@ -23,9 +23,9 @@ def called_dataset(key: str, fn: Callable, element_spec, element, args=()):
     `tracing.shared_flat_map` makes with this key): a dataset function that makes the same
     records as a reader's own pipeline, inside another dataset function, traces nothing.
 
-    The trace keeps the dataset functions' attributes ("ints on device", which a call op
-    refuses for int32 arguments): a reader's records take an int64 index, a file name and
-    resource handles, none int32.
+    The trace is made without "ints on device" (tracing.trace_once), which a call op
+    refuses wherever the session's Grappler does not inline the call first: a session
+    with `disable_meta_optimizer` failed in every `_join` batcher over readers.
     """
     traced = tracing.trace_once(key, fn, element_spec, list(args), dataset_out=True)
     if traced is None:

@@ -141,7 +141,10 @@ def trace_once(
     graph = tf.compat.v1.get_default_graph()
     # Random ops take their seeds from the graph's seed when traced.
     handles = [tf_internals.handle_data(a) for a in args]
-    attributes = _dataset_function()
+    # A function that makes a dataset may also be called (calls.called_dataset), where a
+    # session with Grappler off (`disable_meta_optimizer`, function optimization off) runs
+    # the call as it is, and a call refuses "ints on device": traced without it, once.
+    attributes = _CALLED_FUNCTION if dataset_out else _dataset_function()
     cache_key = (key, tuple(flat), tuple(arg_specs), tuple(handles), outermost(graph).seed)
     cache_key += (tuple(attributes),)
     cache = _traced.setdefault(outermost(graph), {})
