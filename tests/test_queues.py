@@ -183,7 +183,83 @@ def test_queue_fed_from_python_is_left_to_tensorflow_and_said():
                 assert [sess.run(out), sess.run(out)] == [3, 4]
         if api.name == "compat":
             assert not _served(q)
-            assert "FIFOQueue 'fed': no QueueRunner fed it" in legacy_fallback.kept[before]
+            assert "FIFOQueue 'fed': no QueueRunner of ours fed it" in legacy_fallback.kept[before]
+
+
+@pytest.mark.parametrize("read", ["dequeue", "dequeue_many", "dequeue_up_to"])
+def test_a_runner_made_after_the_dequeue_serves_the_queue_as_legacy_fills_it(read):
+    # TensorFlow's threading guide and CS 20SI build the queue, the dequeue and the model,
+    # then the QueueRunner. The model's op after the dequeue draws legacy's seed.
+    seen = []
+
+    def build(api):
+        tf1.set_random_seed(5)
+        image, label = _example(api, limit=32, epochs=1)
+        q = api.RandomShuffleQueue(20, 6, [tf.float32, tf.int32], shapes=[[3], []], name="q")
+        enqueue = q.enqueue([image, label])
+        batch = q.dequeue() if read == "dequeue" else getattr(q, read)(4)
+        model = tf1.random_uniform([])  # The model's initializer, say.
+        api.add_queue_runner(api.QueueRunner(q, [enqueue] * 3))
+        seen.append(q)
+        return {"batch": batch, "model": model, "after": tf1.random_uniform([])}
+
+    before = len(legacy_fallback.kept)
+    legacy, compat = differential(build)
+    assert _served(seen[-1])
+    assert not [line for line in legacy_fallback.kept[before:] if "'q'" in line]
+
+    def whole(run):  # Each example whole: its image with its label.
+        pairs = []
+        for step in run.values:
+            images, labels = step["batch"]
+            if read == "dequeue":
+                images, labels = [images], [labels]
+            pairs += [(tuple(i), int(v)) for i, v in zip(np.asarray(images).tolist(), labels)]
+        return pairs
+
+    assert collections.Counter(whole(compat)) == collections.Counter(whole(legacy))
+    assert len(whole(compat)) == 32
+    assert (compat.error, compat.after_end) == (legacy.error, legacy.after_end)
+    draws = [[step["model"], step["after"]] for step in legacy.values]
+    assert [[step["model"], step["after"]] for step in compat.values] == draws
+
+
+def test_a_read_made_before_its_runner_keeps_its_name_fetch_and_feed():
+    with tf.Graph().as_default() as graph:
+        x = compat_input.range_input_producer(100, shuffle=False).dequeue()
+        q = compat_input.FIFOQueue(10, [tf.int32], shapes=[[]])
+        enqueue = q.enqueue([x])
+        batch = q.dequeue_many(3)
+        doubled = batch * 2
+        runner = compat_input.QueueRunner(q, [enqueue])
+        assert _served(q) and batch.name == "fifo_queue_DequeueMany:0"
+        with tf1.Session() as sess:
+            assert runner.create_threads(sess, start=True) == []
+            assert sess.run(batch).tolist() == [0, 1, 2]
+            assert sess.run(doubled).tolist() == [6, 8, 10]
+            assert sess.run(graph.get_tensor_by_name(batch.name)).tolist() == [6, 7, 8]
+            assert sess.run(doubled, {batch: [1, 1, 1]}).tolist() == [2, 2, 2]
+
+
+def test_a_queue_whose_late_runner_cannot_be_served_is_fed_by_its_threads_as_legacy():
+    # Its runner runs an op that is no enqueue into it: TensorFlow's queue and threads.
+    before = len(legacy_fallback.kept)
+    with tf.Graph().as_default():
+        q = compat_input.FIFOQueue(10, [tf.int32], shapes=[[]], name="mixed")
+        counter = tf1.Variable(0, use_resource=True)
+        out = q.dequeue()
+        runner = compat_input.QueueRunner(q, [q.enqueue([counter.assign_add(1)]), tf.no_op()])
+        assert not _served(q)
+        said = legacy_fallback.kept[before:]
+        assert len(said) == 1 and "its runner runs NoOp op 'NoOp'" in said[0]
+        with tf1.Session() as sess:
+            sess.run(counter.initializer)
+            coord = tf1.train.Coordinator()
+            threads = runner.create_threads(sess, coord=coord, start=True)
+            assert sorted(sess.run(out) for _ in range(3)) == [1, 2, 3]
+            coord.request_stop()
+            sess.run(q.close(cancel_pending_enqueues=True))
+            coord.join(threads, stop_grace_period_secs=5)
 
 
 def _read_in_turn(api, first: str, feed_size: bool) -> list:

@@ -34,10 +34,18 @@ logger = logging.getLogger("compat_input")
 kept: list = []
 
 
-def keep(line: str) -> None:
-    """Names one input that stays on TensorFlow's queues, and why."""
+def keep(line: str, warn: bool = True) -> None:
+    """Names one input that stays on TensorFlow's queues, and why. Without `warn`, logged
+    at info: a queue whose QueueRunner may still come (batchers/early_reads.py)."""
     kept.append(line)
-    logger.warning("compat_input: left on TensorFlow's queue: %s", line)
+    log = logger.warning if warn else logger.info
+    log("compat_input: left on TensorFlow's queue: %s", line)
+
+
+def withdraw(line: str) -> None:
+    """Takes back a line `keep` listed: the input is served after all."""
+    if line in kept:
+        kept.remove(line)
 
 
 def served_or_legacy(what: str, scope: str, serve: Callable[[], Any], legacy_call: Callable):

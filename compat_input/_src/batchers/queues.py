@@ -13,17 +13,20 @@ with the seed the queue drew, a PaddingFIFOQueue's `dequeue_many` a padded batch
 
 The queue itself is still made, as legacy made it (enqueue ops need its handle, and the
 seed is drawn where legacy drew it), and nothing runs it. Its runner (runners.QueueRunner)
-starts no threads. A queue whose first dequeue finds no runner of ours to feed it (fed from
-Python, a token queue, a runner made later) is left to TensorFlow and named in
-`legacy_fallback.kept`, which `compat-input run` reports at exit.
+starts no threads. A queue whose first dequeue finds no runner of ours to feed it is served
+when one is made (early_reads.py); until then, and for good where none comes (fed from
+Python, a token queue), it is left to TensorFlow and named in `legacy_fallback.kept`,
+which `compat-input run` reports at exit.
 """
 
+from collections.abc import Callable
 from typing import Any
 from typing import Optional
 
 import tensorflow as tf
 
 from compat_input._src.batchers import batch_plan
+from compat_input._src.batchers import early_reads
 from compat_input._src.batchers import legacy_arguments
 from compat_input._src.batchers import legacy_fallback
 from compat_input._src.batchers.structures import Structure
@@ -41,6 +44,7 @@ tf1 = tf.compat.v1
 _ENQUEUES = {"QueueEnqueueV2": False, "QueueEnqueueManyV2": True}  # op type: enqueue_many
 # A read's count that each run computes, in a queue's served kind.
 _PER_RUN = "a count computed at run time"
+_NO_RUNNER = "no QueueRunner of ours fed it"
 
 
 def _runners_of(queue) -> list:
@@ -78,8 +82,8 @@ def _why_not_served(queue, what: str, runs: list) -> Optional[str]:
         return f"shared_name {shared!r} shares it between sessions"
     if not runs:
         return (
-            f"no QueueRunner fed it when its first {what} was made (fed from Python, used as "
-            "a token queue, or its runner was made after the dequeue)"
+            f"{_NO_RUNNER} when its first {what} was made (fed from Python, or used as a "
+            "token queue)"
         )
     theirs = [r for r in runs if not isinstance(r, runners.QueueRunner)]
     if theirs:
@@ -121,6 +125,10 @@ class _Served:
         self._closed = None
         # Sizes made before the queue was served: made to report its capacity once it is.
         self._early_sizes: list = []
+        # Reads made before any runner of ours fed it, and the line that said so: served
+        # if one comes (early_reads.py).
+        self._early_reads: list = []
+        self._awaiting: Optional[str] = None
 
     def _shuffle(self) -> Optional[batch_plan.Shuffle]:
         return None
@@ -148,7 +156,10 @@ class _Served:
         else:
             kind = (what, int(static_n))
         if why is not None:
-            legacy_fallback.keep(f"{type(self).__name__} '{self.name}': {why}")
+            line = f"{type(self).__name__} '{self.name}': {why}"
+            # A runner made after this read serves the queue then (early_reads.py).
+            self._awaiting = line if not runs and why.startswith(_NO_RUNNER) else None
+            legacy_fallback.keep(line, warn=self._awaiting is None)
             return None
         if self._served_kind is not None:
             if kind != self._served_kind:
@@ -303,17 +314,28 @@ class _Served:
         capacity = self.queue_ref.op.get_attr("capacity")
         return capacity if capacity > 0 else 2**31 - 1  # -1: unbounded.
 
+    def _serve_late(self) -> None:
+        early_reads.serve(self)
+
+    def _read_or_hold(self, what: str, n, name, read: Callable) -> Any:
+        served = self._serve(what, n, name)
+        if served is not None:
+            return served
+        if self._awaiting is None:
+            return read(name)
+        return early_reads.held(self, what, n, name or self._read_name(what), read)
+
     def dequeue(self, name=None):
-        served = self._serve("dequeue", None, name)
-        return super().dequeue(name=name) if served is None else served
+        read = lambda nm: super(_Served, self).dequeue(name=nm)  # noqa: E731
+        return self._read_or_hold("dequeue", None, name, read)
 
     def dequeue_many(self, n, name=None):
-        served = self._serve("dequeue_many", n, name)
-        return super().dequeue_many(n, name=name) if served is None else served
+        read = lambda nm: super(_Served, self).dequeue_many(n, name=nm)  # noqa: E731
+        return self._read_or_hold("dequeue_many", n, name, read)
 
     def dequeue_up_to(self, n, name=None):
-        served = self._serve("dequeue_up_to", n, name)
-        return super().dequeue_up_to(n, name=name) if served is None else served
+        read = lambda nm: super(_Served, self).dequeue_up_to(n, name=nm)  # noqa: E731
+        return self._read_or_hold("dequeue_up_to", n, name, read)
 
 
 class FIFOQueue(_Served, tf.queue.FIFOQueue):

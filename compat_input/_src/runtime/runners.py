@@ -44,6 +44,14 @@ class QueueRunner(tf1.train.QueueRunner):
         made.add(runner)
         return runner
 
+    def _init_from_args(self, *args, **kwargs):
+        # TensorFlow's __init__ calls it (its deprecation warning names the program's line).
+        super()._init_from_args(*args, **kwargs)
+        # A queue read before this runner of it was made is served now (early_reads.py).
+        serve_late = getattr(self.queue, "_serve_late", None)
+        if serve_late is not None:
+            serve_late()
+
     def create_threads(self, sess, coord=None, daemon=False, start=False):
         if getattr(self.queue, "_served", None) is None:
             return super().create_threads(sess, coord=coord, daemon=daemon, start=start)
@@ -58,8 +66,13 @@ LooperThread = tf1.train.LooperThread
 
 
 def add_queue_runner(qr, collection=tf1.GraphKeys.QUEUE_RUNNERS):
-    """Drop-in replacement for `tf.compat.v1.train.add_queue_runner`. No differences."""
-    tf1.add_to_collection(collection, qr)
+    """Drop-in replacement for `tf.compat.v1.train.add_queue_runner`.
+
+    Differences: a runner whose queue compat_input serves already is not added (the graph's
+    pipeline runner starts its pipeline; exported, its threads would take the examples).
+    """
+    if getattr(getattr(qr, "queue", None), "_served", None) is None:
+        tf1.add_to_collection(collection, qr)
 
 
 def start_queue_runners(
