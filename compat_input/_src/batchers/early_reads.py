@@ -51,7 +51,8 @@ def serve(queue) -> None:
     try:
         with graph.as_default():
             for what, n, op in reads:
-                served = queue._serve(what, n, None)
+                # Named after the read it stands behind (which holds the read's own name).
+                served = queue._serve(what, n, f"{op.name.rsplit('/', 1)[-1]}_served")
                 if served is None:
                     return  # Kept for another reason (legacy_fallback says which).
                 for index, tensor in enumerate(tf.nest.flatten(served)):
