@@ -47,6 +47,8 @@ WORKLOADS = {
     "jpeg": "WholeFileReader + decode_jpeg + resize + crop + flip + shuffle_batch(4 threads)",
     "jpeg_fed": "the jpeg program with its batch size fed on every run (facenet's "
     "batch_size_placeholder); its tf.data twin is jpeg's (tf.data fixes the size)",
+    "guide": "csv's input through a RandomShuffleQueue built in the threading guide's order "
+    "(its QueueRunner made after the dequeue_many); its tf.data twin is csv's",
     "preloaded": "slice_input_producer over constants + batch(2 threads)",
     "join": "4 TFRecordReaders over one queue + shuffle_batch_join",
     "resnet": "resnet's CIFAR-10 input: fixed-length + pad, crop, flip, standardization + its "
@@ -134,7 +136,7 @@ LEGACY_CONTRIB = os.path.join(HERE, "..", "tests", "programs", "legacy_contrib_r
 
 # Workloads whose hand-written tf.data program is another's: tf.data fixes a batch size, so
 # the fed-size program's twin is the constant-size one.
-TFDATA_TWINS = {"jpeg_fed": "jpeg"}
+TFDATA_TWINS = {"jpeg_fed": "jpeg", "guide": "csv"}
 
 
 def command(workload: str, mode: str, world: str) -> list:
