@@ -262,6 +262,30 @@ def test_a_queue_whose_late_runner_cannot_be_served_is_fed_by_its_threads_as_leg
             coord.join(threads, stop_grace_period_secs=5)
 
 
+@pytest.mark.parametrize("v2", [False, True])
+def test_a_queue_read_in_a_cond_before_its_runner_stays_tensorflows_and_reads_as_legacy(v2):
+    # A served read would run on both paths of the cond (v1), or live in another graph
+    # than the branch's (v2): the queue stays TensorFlow's, fed by the runner's threads.
+    seen = []
+    was_v2 = tf1.control_flow_v2_enabled()
+
+    def build(api):
+        image, label = _example(api, limit=12, epochs=1)
+        q = api.FIFOQueue(12, [tf.float32, tf.int32], shapes=[[3], []], name="in_cond")
+        enqueue = q.enqueue([image, label])
+        read = tf.cond(tf.constant(True), lambda: q.dequeue()[1], lambda: tf.constant(-1))
+        api.add_queue_runner(api.QueueRunner(q, [enqueue]))
+        seen.append(q)
+        return read
+
+    (tf1.enable_control_flow_v2 if v2 else tf1.disable_control_flow_v2)()
+    try:
+        compat = assert_same(build)
+    finally:
+        (tf1.enable_control_flow_v2 if was_v2 else tf1.disable_control_flow_v2)()
+    assert not _served(seen[-1]) and len(compat.values) == 12
+
+
 def _read_in_turn(api, first: str, feed_size: bool) -> list:
     """A FIFO queue of 0..10 (one runner thread: legacy's order is exact) read three ways
     in turn, the count read first made first; each run's result or "end"."""

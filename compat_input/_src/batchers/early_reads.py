@@ -42,10 +42,12 @@ def serve(queue) -> None:
     reads, queue._early_reads = queue._early_reads, []
     if queue._served is not None or not reads:
         return
-    if any(op._control_flow_context is not None for _, _, op in reads):
-        return  # Read inside a tf.cond or loop: served reads would run on every path.
-    legacy_fallback.withdraw(queue._awaiting)
     graph = queue.queue_ref.graph
+    # Read inside a tf.cond or loop (a v1 context, or a v2 branch's graph of its own): a
+    # served read would run on every path, or could not be read there at all.
+    if any(op._control_flow_context is not None or op.graph is not graph for _, _, op in reads):
+        return
+    legacy_fallback.withdraw(queue._awaiting)
     # Legacy draws no op seed here: the program's random ops made afterwards draw its seeds.
     seeds = tf_internals.seed_counter(graph)
     try:
