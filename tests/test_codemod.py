@@ -978,7 +978,7 @@ def test_to_tfdata_converts_examples_to_plain_tf_data_that_print_what_legacy_pri
     outcome = codemod.migrate_source(path.read_text(), str(path), to_tfdata=True)
     assert "compat_input" not in outcome.code and "tf.data." in outcome.code
     assert "CI014" in {f.flag.code for f in outcome.findings}
-    # Notes only, and no "hand-built queue kept" for a queue that became tf.data.
+    # Notes only, and no hand-built queue note (CI001) for a queue that became tf.data.
     assert {f.flag.severity for f in outcome.findings} == {"note"}
     assert "CI001" not in {f.flag.code for f in outcome.findings}
     path.write_text(outcome.code)

@@ -352,7 +352,7 @@ def migrate_source(
     if to_tfdata:
         project = to_tfdata if isinstance(to_tfdata, tfdata.Project) else None
         module, converted = tfdata.convert(module, project)
-        # A hand-built queue that became tf.data is no longer "kept on tf.queue" (CI001).
+        # A hand-built queue that became tf.data gets no note on hand-built queues (CI001).
         gone = {n for c in converted for n in range(c.line, c.last + 1)}
         flags.findings = [
             f for f in flags.findings if not (f.flag.code == "CI001" and f.line in gone)

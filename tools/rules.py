@@ -260,8 +260,9 @@ FLAGS: dict = {
         f"{root}.{name}": Flag(
             "CI001",
             "note",
-            f"hand-built {name} kept on tf.queue: it works beside compat_input (fed from "
-            "Python, or by a QueueRunner reading compat_input producers)",
+            f"hand-built {name} made compat_input's: served from tf.data where a QueueRunner "
+            "fills it (made before or after its first dequeue); fed from Python, it stays "
+            "TensorFlow's queue, and works as before",
             "hand-built-queues",
         )
         for name in _QUEUES
