@@ -225,14 +225,19 @@ def test_a_runner_made_after_the_dequeue_serves_the_queue_as_legacy_fills_it(rea
 
 
 def test_a_read_made_before_its_runner_keeps_its_name_fetch_and_feed():
+    before = len(legacy_fallback.kept)
     with tf.Graph().as_default() as graph:
         x = compat_input.range_input_producer(100, shuffle=False).dequeue()
         q = compat_input.FIFOQueue(10, [tf.int32], shapes=[[]])
         enqueue = q.enqueue([x])
         batch = q.dequeue_many(3)
         doubled = batch * 2
+        other = q.dequeue()  # A second read before the runner: said once, taken back once.
+        assert len(legacy_fallback.kept) == before + 1
         runner = compat_input.QueueRunner(q, [enqueue])
+        assert len(legacy_fallback.kept) == before
         assert _served(q) and batch.name == "fifo_queue_DequeueMany:0"
+        assert other.name == "fifo_queue_Dequeue:0"
         with tf1.Session() as sess:
             assert runner.create_threads(sess, start=True) == []
             assert sess.run(batch).tolist() == [0, 1, 2]
@@ -278,12 +283,15 @@ def test_a_queue_read_in_a_cond_before_its_runner_stays_tensorflows_and_reads_as
         seen.append(q)
         return read
 
+    before = len(legacy_fallback.kept)
     (tf1.enable_control_flow_v2 if v2 else tf1.disable_control_flow_v2)()
     try:
         compat = assert_same(build)
     finally:
         (tf1.enable_control_flow_v2 if was_v2 else tf1.disable_control_flow_v2)()
     assert not _served(seen[-1]) and len(compat.values) == 12
+    said = [line for line in legacy_fallback.kept[before:] if "'in_cond'" in line]
+    assert len(said) == 1 and "read inside a tf.cond or while_loop before its" in said[0]
 
 
 def _read_in_turn(api, first: str, feed_size: bool) -> list:

@@ -45,9 +45,14 @@ def serve(queue) -> None:
     graph = queue.queue_ref.graph
     # Read inside a tf.cond or loop (a v1 context, or a v2 branch's graph of its own): a
     # served read would run on every path, or could not be read there at all.
-    if any(op._control_flow_context is not None or op.graph is not graph for _, _, op in reads):
-        return
     legacy_fallback.withdraw(queue._awaiting)
+    if any(op._control_flow_context is not None or op.graph is not graph for _, _, op in reads):
+        legacy_fallback.keep(
+            f"{type(queue).__name__} '{queue.name}': read inside a tf.cond or while_loop "
+            "before its QueueRunner was made (made before that read, the runner lets it be "
+            "served)"
+        )
+        return
     # Legacy draws no op seed here: the program's random ops made afterwards draw its seeds.
     seeds = tf_internals.seed_counter(graph)
     try:

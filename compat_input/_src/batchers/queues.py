@@ -157,9 +157,12 @@ class _Served:
             kind = (what, int(static_n))
         if why is not None:
             line = f"{type(self).__name__} '{self.name}': {why}"
-            # A runner made after this read serves the queue then (early_reads.py).
-            self._awaiting = line if not runs and why.startswith(_NO_RUNNER) else None
-            legacy_fallback.keep(line, warn=self._awaiting is None)
+            # A runner made after this read serves the queue then (early_reads.py); said
+            # once, however many reads come before it.
+            awaiting = not runs and why.startswith(_NO_RUNNER)
+            if not (awaiting and self._awaiting):
+                legacy_fallback.keep(line, warn=not awaiting)
+            self._awaiting = (self._awaiting or line) if awaiting else None
             return None
         if self._served_kind is not None:
             if kind != self._served_kind:
