@@ -1,4 +1,5 @@
-"""Data files the benchmark drivers (run.py, whole.py) make for their programs."""
+"""What the benchmark drivers share: the data files run.py and whole.py make for their
+programs, and our modules compiled as an install compiles them (towers.py too)."""
 
 import compileall
 import os

@@ -23,7 +23,6 @@ from compat_input._src.core import graph_ops
 from compat_input._src.core import tf_internals
 
 logger = logging.getLogger("compat_input")
-tf1 = tf.compat.v1
 
 
 def held(queue, what: str, n, name: str, read: Callable[[str], Any]) -> Any:

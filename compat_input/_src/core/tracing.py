@@ -322,9 +322,9 @@ def _runs_inline(ops: list) -> bool:
     single-threaded executor). With inter-op parallelism each call hands its ops to the
     session's threads and waits for them, a wake-up or two per element: swivel's
     WholeFileReader pipeline took 130-178 us a record that way, 55-90 us with its record
-    map inline. Calls of a parallel map still run side by side. Not a function with TF1 control flow, functional control flow or
-    calls: the inline executor refuses Switch (a program's `tf.cond`, or an `If` a tf.data
-    service worker lowers)."""
+    map inline. Calls of a parallel map still run side by side. Not a function with TF1
+    control flow, functional control flow or calls: the inline executor refuses Switch (a
+    program's `tf.cond`, or an `If` a tf.data service worker lowers)."""
     return not any(kind in _NOT_INLINE for kind, _ in ops)
 
 

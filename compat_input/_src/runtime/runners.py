@@ -29,10 +29,9 @@ class QueueRunner(tf1.train.QueueRunner):
     Differences: where compat_input serves its queue from tf.data (a FIFOQueue,
     RandomShuffleQueue, PaddingFIFOQueue or PriorityQueue the program built, read before
     or after this runner was made), `create_threads` starts the input's pipelines and
-    returns no threads; the
-    queue's pipeline ends the input where legacy's threads closed the queue; the runner
-    leaves the graph's collections once its queue is served, so an exported meta-graph
-    holds the pipeline's start instead of it.
+    returns no threads; the queue's pipeline ends the input where legacy's threads closed
+    the queue; the runner leaves the graph's collections once its queue is served, so an
+    exported meta-graph holds the pipeline's start instead of it.
     """
 
     def __new__(cls, *args, **kwargs):
