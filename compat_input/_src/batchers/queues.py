@@ -29,6 +29,7 @@ from compat_input._src.batchers import batch_plan
 from compat_input._src.batchers import early_reads
 from compat_input._src.batchers import legacy_arguments
 from compat_input._src.batchers import legacy_fallback
+from compat_input._src.batchers import plan_steps
 from compat_input._src.batchers.structures import Structure
 from compat_input._src.core import devices
 from compat_input._src.core import errors
@@ -270,8 +271,9 @@ class _Served:
     def _closed_flag(self) -> state_variables.StateVariable:
         if self._closed is None:
             with tf_internals.at_root(self.queue_ref.graph):
+                # Reads counted while open, plan_steps.CLOSED once closed.
                 self._closed = pipeline_lib.state_variable(
-                    state_variables.initial(False, tf.bool), f"{self.name}_closed"
+                    state_variables.initial(0, tf.int64), f"{self.name}_closed"
                 )
         return self._closed
 
@@ -286,16 +288,17 @@ class _Served:
         )
         return tf.group(
             legacy,
-            graph_ops.AssignVariableOp(resource=closed.handle, value=tf.constant(True)),
+            graph_ops.AssignVariableOp(
+                resource=closed.handle, value=tf.constant(plan_steps.CLOSED, tf.int64)
+            ),
             name=name or f"{self.name}_Close",
         )
 
     def is_closed(self, name=None):
         if self._served is None:
             return super().is_closed(name=name)
-        return graph_ops.ReadVariableOp(
-            resource=self._closed_flag().handle, dtype=tf.bool, name=name or f"{self.name}_IsClosed"
-        )
+        count = graph_ops.ReadVariableOp(resource=self._closed_flag().handle, dtype=tf.int64)
+        return tf.greater_equal(count, plan_steps.CLOSED, name=name or f"{self.name}_IsClosed")
 
     def size(self, name=None):
         if self._served is None:
