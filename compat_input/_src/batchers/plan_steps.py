@@ -170,7 +170,7 @@ def _padded_batch(dataset: tf.data.Dataset, size, drop: bool) -> tf.data.Dataset
 
 
 def _batch_in_buckets(plan, dataset: tf.data.Dataset) -> tf.data.Dataset:
-    """contrib.training's `bucket`: each example joins the bucket its last component names,
+    """contrib.training's `bucket`: each example joins the bucket its last component keys,
     and a bucket's batch leaves when it is full, in the order they fill (legacy's order
     with one thread). At the end of the input a bucket's partial batch leaves only with
     `allow_smaller_final_batch` (legacy's bucket queues were never closed, so it lost them
@@ -187,11 +187,8 @@ def _batch_in_buckets(plan, dataset: tf.data.Dataset) -> tf.data.Dataset:
         return tf.cast(sizes, tf.int64)
 
     def key_of(*x):
-        # An example of no bucket matched none of legacy's conditional enqueues: its key
-        # is `count`, whose windows are dropped whole. Not a filter: a filter's predicate
-        # is one more function call an example (a third of the bucketing benchmark's time).
-        bucket = tf.cast(x[-1], tf.int64)
-        return tf.where((bucket >= 0) & (bucket < count), bucket, count)
+        # The key buckets.py made with the example (`num_buckets` for none), handed on.
+        return x[-1]
 
     def batched(key, window):
         # With drop, a bucket's last partial batch at the end of the input is left out.
