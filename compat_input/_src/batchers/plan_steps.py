@@ -22,14 +22,18 @@ def skip_bad_records(plan, dataset: tf.data.Dataset) -> tf.data.Dataset:
     """
     if plan.counters is None:
         return dataset
-    handle = plan.counters[1].handle
-    one = tf.constant(1, tf.int64)
 
-    def count(*example):
+    def count(example, handle):
+        one = tf.constant(1, tf.int64)
         with tf.control_dependencies([graph_ops.AssignAddVariableOp(resource=handle, value=one)]):
-            return tuple(tf.identity(x) if isinstance(x, tf.Tensor) else x for x in example)
+            return tf.nest.map_structure(
+                lambda x: tf.identity(x) if isinstance(x, tf.Tensor) else x, example
+            )
 
-    return dataset.ignore_errors(log_warning=True).map(count)
+    # Traced once, run in the reading thread (a map of tf.data's own hands each example
+    # to the session's threads and back).
+    kept = dataset.ignore_errors(log_warning=True)
+    return tracing.shared_map(kept, "counted_kept", count, [plan.counters[1].handle])
 
 
 def keep_inputs(plan, dataset: tf.data.Dataset) -> tf.data.Dataset:
@@ -217,6 +221,11 @@ def block_size(plan) -> int:
     return max(1, min(64, plan.capacity // 4))
 
 
+def _with_shapes(example):
+    example = example if isinstance(example, tuple) else (example,)
+    return (*example, *(tf.shape(t) for t in example))
+
+
 def counted(plan):
     """How counted reads take the pipeline's elements (Source.counted), or None."""
     if isinstance(plan.size, legacy_arguments.PerRun):
@@ -236,7 +245,7 @@ def batch_examples(plan, dataset: tf.data.Dataset) -> tf.data.Dataset:
         if plan.dynamic_pad:
             # Each example's shapes ride beside its padded values: a read pads the examples
             # it takes to the longest among them, as legacy did, not to the block's longest.
-            dataset = dataset.map(lambda *x: (*x, *(tf.shape(t) for t in x)))
+            dataset = tracing.shared_map(dataset, "with_shapes", _with_shapes)
             return dataset.padded_batch(block_size(plan))
         return dataset_ops.batch(dataset, block_size(plan), False)
     if plan.buckets is not None:
