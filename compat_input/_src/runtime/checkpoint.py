@@ -19,7 +19,9 @@ fingerprint of what it reads (its files, batch size, seeds: the dataset ops' att
 constants), `compat_input/<name>/position.<fingerprint>_STATE`. A checkpoint restores into
 any graph whose variables it holds, as legacy's did (`tolerant_restore`): an input whose
 position it lacks, or holds for another input of that name (a training checkpoint restored
-into an evaluation graph), starts from the beginning, and a warning says so.
+into an evaluation graph, or a compat_input version whose pipeline for it differs: a
+bucketing input since its examples carry their bucket's key), starts from the beginning, and
+a warning says so.
 """
 
 import functools
@@ -305,7 +307,8 @@ def tolerant_restore(restore):
             _said.add(said)
             logger.warning(
                 "compat_input: checkpoint %s holds no input position for %s (written by "
-                "legacy code, with positions off, or by another input of that name); "
+                "legacy code, with positions off, by another input of that name, or by a "
+                "compat_input version that built that input otherwise); "
                 "variables are restored and %s from the beginning (said once for the "
                 "checkpoints of this directory).",
                 save_path,
