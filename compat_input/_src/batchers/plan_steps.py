@@ -222,6 +222,7 @@ def block_size(plan) -> int:
 
 
 def _with_shapes(example):
+    """An example's components, then the shape of each (dynamic_pad, a fed batch size)."""
     example = example if isinstance(example, tuple) else (example,)
     return (*example, *(tf.shape(t) for t in example))
 
