@@ -291,13 +291,15 @@ def typed(spec) -> dict:
 
 
 # Ops TensorFlow's single-threaded executor refuses: TF1 control flow (a program's tf.cond,
-# captured as it was built) and cross-device transfers; and what can become them: a
+# captured as it was built), cross-device transfers and asynchronous kernels (another
+# iterator's reads, iterators.pulled_from); and what can become them: a
 # tf.data service worker lowers functional control flow (If, While) to TF1's, and calls
 # instantiate functions of their own.
 _NOT_INLINE = frozenset(
     "Switch RefSwitch _SwitchN Merge RefMerge Enter RefEnter Exit RefExit NextIteration "
     "RefNextIteration LoopCond _Send _Recv _HostSend _HostRecv If StatelessIf While "
-    "StatelessWhile Case StatelessCase PartitionedCall StatefulPartitionedCall".split()
+    "StatelessWhile Case StatelessCase PartitionedCall StatefulPartitionedCall "
+    "IteratorGetNext IteratorGetNextAsOptional".split()
 )
 
 
@@ -378,19 +380,3 @@ def shared_flat_map(dataset, key: str, fn: Callable, args=()):
         **typed(spec),
     )
     return tf.data.experimental.from_variant(variant, spec)
-
-
-@without_autograph
-def shared_take_while(dataset, key: str, predicate: Callable):
-    """`dataset.take_while(predicate)`, `predicate` traced once per graph."""
-    traced = trace_once(key, predicate, dataset.element_spec, [])
-    if traced is None:
-        return dataset.take_while(lambda *e: predicate(_packed(dataset, e)))
-    concrete, inputs, _ = traced
-    variant = graph_ops.TakeWhileDataset(
-        input_dataset=dataset._variant_tensor,
-        other_arguments=inputs,
-        predicate=attr(concrete),
-        **typed(dataset.element_spec),
-    )
-    return tf.data.experimental.from_variant(variant, dataset.element_spec)
