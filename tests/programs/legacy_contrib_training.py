@@ -17,6 +17,17 @@ tf1 = tf.compat.v1
 def bucket_by_sequence_length(
     input_length, tensors, batch_size, bucket_boundaries, capacity=32, dynamic_pad=False, **_
 ):
+    if isinstance(tensors, dict):  # contrib took a dict too, and gave one back.
+        keys = sorted(tensors)
+        lengths, batched = bucket_by_sequence_length(
+            input_length,
+            [tensors[k] for k in keys],
+            batch_size,
+            bucket_boundaries,
+            capacity,
+            dynamic_pad,
+        )
+        return lengths, dict(zip(keys, batched))
     length = tf.convert_to_tensor(input_length, tf.int32)
     low = [np.iinfo(np.int32).min, *bucket_boundaries]
     high = [*bucket_boundaries, np.iinfo(np.int32).max]
