@@ -2,6 +2,8 @@
 
 import collections
 import logging
+import threading
+import time
 
 import pytest
 import tensorflow as tf
@@ -440,3 +442,62 @@ def test_a_position_is_restored_into_the_same_input_only(tmp_path):
             compat_input.start_queue_runners(sess)
             after = drain(sess, batch)
     assert len([x for b in after for x in b]) == 60  # From the beginning: both epochs.
+
+
+def test_a_supervisor_s_first_checkpoint_at_step_0_holds_fresh_positions(tmp_path):
+    # Its checkpoint service saves at once, racing the first steps while the buffers fill
+    # (youtube-8m's shape: 30 MB, 0.4 s of a save). At step 0 the model took no step: the
+    # input's start is its position. Once a step is counted, after that first save, or
+    # after a restore, a checkpoint holds the real position. Each save here is held until
+    # the reads before it are done.
+    full = _uninterrupted()
+
+    def supervised(logdir, reads: int, stepped: bool) -> tuple:
+        """Reads, then the service's first checkpoint and one saved after it: their paths."""
+        held = threading.Event()
+
+        class HeldSaver(compat_input.Saver):
+            def save(self, *args, **kwargs):
+                assert held.wait(60)
+                return super().save(*args, **kwargs)
+
+        with tf.Graph().as_default():
+            batch, step = _build()
+            sv = compat_input.Supervisor(
+                logdir=logdir, saver=HeldSaver(), save_model_secs=3600, save_summaries_secs=0
+            )
+            with sv.managed_session() as sess:
+                before = tf1.train.latest_checkpoint(logdir)
+                fetches = [batch, step] if stepped else [batch]
+                read = [sess.run(fetches)[0].tolist() for _ in range(reads)]
+                held.set()
+                for _ in range(600):
+                    if tf1.train.latest_checkpoint(logdir) != before:
+                        break
+                    time.sleep(0.1)
+                first = tf1.train.latest_checkpoint(logdir)
+                later = sv.saver.save(sess, logdir + "/later")
+        return read, first, later
+
+    for stepped in (False, True):
+        logdir = str(tmp_path / f"stepped_{stepped}")
+        read, first, later = supervised(logdir, 2, stepped)
+        assert read == full[:2]
+        assert _first_batch_restored(first) == full[2 if stepped else 0]
+        assert _first_batch_restored(later) == full[2]  # A later save: the real position.
+    # Restarted from `later` (step 0, the position after 2 batches): its first checkpoint
+    # keeps the restored position.
+    logdir = str(tmp_path / "stepped_False")
+    read, first, _ = supervised(logdir, 0, False)
+    assert _first_batch_restored(first) == full[2]
+
+
+def _first_batch_restored(path: str) -> list:
+    with tf.Graph().as_default():
+        batch, _ = _build()
+        saver = tf1.train.Saver()
+        with tf1.Session() as sess:
+            sess.run(tf1.global_variables_initializer())
+            saver.restore(sess, path)
+            compat_input.start_queue_runners(sess)
+            return sess.run(batch).tolist()

@@ -38,6 +38,7 @@ from compat_input._src.core import tf_internals
 from compat_input._src.core import tracing
 from compat_input._src.core.options import options
 from compat_input._src.core.tf_internals import saveable_object
+from compat_input._src.runtime import first_checkpoint
 from compat_input._src.runtime import position_costs
 
 tf1 = tf.compat.v1
@@ -98,8 +99,11 @@ class _PipelineSaveable(saveable_object.SaveableObject):
                 # the graph out while the input starts: every op the start runs is made
                 # now, not on first use during that write (which then failed on an op half
                 # made, "KeyError: ''").
-                make_start_ops(pipeline.started_handle.graph)
-                made.append(tf.cond(pipeline.is_started, lambda: saved(iterator), fresh))
+                graph = pipeline.started_handle.graph
+                make_start_ops(graph)
+                state = tf.cond(first_checkpoint.moved(pipeline), lambda: saved(iterator), fresh)
+                with tf.control_dependencies([first_checkpoint.unmarking(graph)]):
+                    made.append(tf.identity(state))
             return made[0]
 
         self._pipeline = pipeline
@@ -114,7 +118,7 @@ class _PipelineSaveable(saveable_object.SaveableObject):
                     empty = [tf.io.serialize_tensor(v.initial_value) for v in pipeline.kept]
                     kept_made.append(
                         tf.cond(
-                            pipeline.is_started,
+                            first_checkpoint.moved(pipeline),
                             lambda: tf.stack(
                                 [tf.io.serialize_tensor(v.read_value()) for v in pipeline.kept]
                             ),
@@ -145,9 +149,13 @@ class _PipelineSaveable(saveable_object.SaveableObject):
                     variable.assign(tf.io.parse_tensor(restored_tensors[1][index], variable.dtype))
                 )
         # Marked started only once restored: a failed restore must leave it to be started.
+        # And marked restored: a first checkpoint at step 0 keeps it (first_checkpoint.py).
         with tf.control_dependencies(restored):
-            return graph_ops.AssignVariableOp(
-                resource=self._pipeline.started_handle, value=tf.constant(True)
+            return tf.group(
+                graph_ops.AssignVariableOp(
+                    resource=self._pipeline.started_handle, value=tf.constant(True)
+                ),
+                first_checkpoint.restored(self._pipeline.started_handle.graph),
             )
 
 
@@ -235,7 +243,7 @@ def is_position(saveable) -> bool:
     return isinstance(saveable, _PipelineSaveable)
 
 
-def _positions(saver) -> list:
+def positions(saver) -> list:
     """The input positions `saver` saves."""
     var_list = tf_internals.saver_var_list(saver)
     items = var_list.values() if isinstance(var_list, dict) else (var_list or [])
@@ -297,8 +305,8 @@ def tolerant_restore(restore):
         # The checkpoint's index is read first: a restore that failed on a missing position
         # had read the model's variables already, and the second said so again ("Restoring
         # parameters from" twice, Inception's 95 MB read twice, in every evaluator).
-        positions = _positions(self) if save_path is not None else []
-        missing = _positions_missing(positions, save_path) if positions else []
+        held = positions(self) if save_path is not None else []
+        missing = _positions_missing(held, save_path) if held else []
         if not missing:
             return restore(self, sess, save_path)
         names = sorted({position_costs.pipeline_of_key(m.specs[0].name) for m in missing})
@@ -329,7 +337,7 @@ def noting_save(save):
         began = time.perf_counter()
         written = save(self, sess, save_path, *args, **kwargs)
         if written:
-            held = bool(_positions(self))
+            held = bool(positions(self))
             position_costs.last_written[:] = [written, time.perf_counter() - began, held]
         return written
 

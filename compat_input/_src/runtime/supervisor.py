@@ -20,6 +20,7 @@ import tensorflow as tf
 
 from compat_input._src.core import tf_internals
 from compat_input._src.runtime import checkpoint
+from compat_input._src.runtime import first_checkpoint
 from compat_input._src.runtime import graph_files
 from compat_input._src.runtime import pipeline as pipeline_lib
 
@@ -70,7 +71,13 @@ class Supervisor(tf1.train.Supervisor):
     def start_standard_services(self, sess):
         # Start the pipelines first: the checkpoint service saves their positions at once.
         pipeline_lib.start_pipelines(sess)
+        if self.saver is not None and self._save_model_secs and self._positions_saved():
+            # That first save races the first steps: at step 0, it holds fresh positions.
+            sess.run(first_checkpoint.starting(self._graph))
         return super().start_standard_services(sess)
+
+    def _positions_saved(self) -> bool:
+        return bool(checkpoint.positions(self.saver))
 
     def _init_saver(self, saver=tf1.train.Supervisor.USE_DEFAULT):
         # TensorFlow's Supervisor makes its default Saver here (private to it, TF 2.21); ours

@@ -1,0 +1,85 @@
+"""A Supervisor's first checkpoint, at step 0: its input positions are fresh ones.
+
+The stock Supervisor's checkpoint service saves at once as it starts, racing the first
+steps while the input's buffers fill (youtube-8m's shape: a 30 MB position, 0.4 s of a save
+on 2 cores, while the first 30 steps ran at 0.6x). At global step 0 the model took no step,
+so its input's place is the start, where a fresh position (a few bytes a buffer slot)
+takes it back. Legacy's queues restarted the input at every restore.
+
+Two marks per graph, resource variables no start initializes (their initialization is the
+mark, so that a new session starts unmarked and a save before any start can test them):
+"first", set as a Supervisor starts its checkpoint service and unset by the save that reads
+it; "restored", set by any restore of a position (one restored is not the start).
+"""
+
+import weakref
+
+import tensorflow as tf
+
+from compat_input._src.core import graph_ops
+from compat_input._src.core import state_variables
+from compat_input._src.core import tf_internals
+
+tf1 = tf.compat.v1
+
+# Per graph: its marks and the predicate made of them.
+_made: "weakref.WeakKeyDictionary[tf.Graph, dict]" = weakref.WeakKeyDictionary()
+
+
+def _mark(graph: tf.Graph, name: str) -> state_variables.StateVariable:
+    return tf_internals.made_once(
+        _made.setdefault(graph, {}),
+        name,
+        graph,
+        lambda: state_variables.StateVariable(
+            state_variables.initial(True, tf.bool), f"compat_input/{name}_checkpoint"
+        ),
+    )
+
+
+def starting(graph: tf.Graph) -> tf.Operation:
+    """Marks the next save as a checkpoint service's first (supervisor.py runs it)."""
+    return _mark(graph, "first").initializer
+
+
+def restored(graph: tf.Graph) -> tf.Operation:
+    """A new op that marks a position restored (checkpoint.py's restore runs it)."""
+    mark = _mark(graph, "restored")
+    return graph_ops.AssignVariableOp(resource=mark.handle, value=mark.initial_value)
+
+
+def moved(pipeline) -> tf.Tensor:
+    """Whether `pipeline`'s position saved now is its own, not a fresh one: it is started,
+    and this save is not a first checkpoint at step 0 (nor one after a restore).
+
+    Every pipeline of a graph reads one predicate, once per save: a fresh position for one
+    and its own for another would restore a batcher's read-ahead files and its producer's
+    start (each read twice).
+    """
+    graph = pipeline.started_handle.graph
+    made = _made.setdefault(graph, {})
+    at_start = tf_internals.made_once(made, "at_start", graph, lambda: _at_start(graph))
+    return tf.logical_and(pipeline.is_started, tf.logical_not(at_start))
+
+
+def unmarking(graph: tf.Graph) -> tf.Operation:
+    """What a save runs once it read `moved`: the next save is no first checkpoint."""
+    made = _made.setdefault(graph, {})
+
+    def unmark():
+        with tf.control_dependencies([made["at_start"]]):
+            handle = _mark(graph, "first").handle
+            return graph_ops.DestroyResourceOp(resource=handle, ignore_lookup_error=True)
+
+    return tf_internals.made_once(made, "unmark", graph, unmark)
+
+
+def _at_start(graph: tf.Graph) -> tf.Tensor:
+    starting(graph)  # Made with the Saver: a session that runs it then has it already.
+    first = _mark(graph, "first").is_initialized()
+    first = tf.logical_and(first, tf.logical_not(_mark(graph, "restored").is_initialized()))
+    step = tf1.train.get_global_step(graph)
+    if step is None:
+        return first
+    # The step is read for a first checkpoint only (initialized by then: it is saved).
+    return tf.cond(first, lambda: tf.cast(step, tf.int64) <= 0, lambda: first)
