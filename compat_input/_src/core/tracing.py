@@ -1,6 +1,7 @@
 """Tracing our own tf.data functions."""
 
 import functools
+import gc
 import re
 import weakref
 from collections.abc import Callable
@@ -19,19 +20,33 @@ _ag_ctx = tf_internals.ag_ctx
 
 
 def without_autograph(build: Callable) -> Callable:
-    """Decorator: the tf.data functions that `build` traces are not converted by AutoGraph.
+    """Decorator: the tf.data functions that `build` traces are not converted by AutoGraph,
+    and Python's cyclic garbage collector waits until `build` returns.
 
     Ours are plain graph code, with no Python control flow on tensors; AutoGraph parses and
     rewrites each one anyway, a quarter of an image pipeline's build time. The program's
     own code is never traced here: its graph is captured, not called.
+
+    Tracing makes some hundred thousand short-lived objects (function graphs, their ops'
+    Python objects and protos), and each 700 set off a collection; every tenth of those
+    scans older objects, every hundredth the whole graph built so far: 0.14 s of a
+    youtube-8m-shaped trainer's 0.44 s build, measured with the collector on and off. Paused,
+    what `build` left is collected once, after it.
     """
 
     @functools.wraps(build)
     def wrapper(*args, **kwargs):
-        if _ag_ctx is None:
-            return build(*args, **kwargs)
-        with _ag_ctx.ControlStatusCtx(status=_ag_ctx.Status.DISABLED):
-            return build(*args, **kwargs)
+        paused = gc.isenabled()  # Nested or in another thread: the outermost resumes it.
+        if paused:
+            gc.disable()
+        try:
+            if _ag_ctx is None:
+                return build(*args, **kwargs)
+            with _ag_ctx.ControlStatusCtx(status=_ag_ctx.Status.DISABLED):
+                return build(*args, **kwargs)
+        finally:
+            if paused:
+                gc.enable()
 
     return wrapper
 
