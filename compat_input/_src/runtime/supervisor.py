@@ -6,7 +6,8 @@ services, OutOfRangeError as a clean stop) with these changes:
 
 - its default Saver also saves every pipeline's position (checkpoint.py), so a restart
   resumes the input where the checkpoint was taken instead of at the start;
-- pipelines start before the checkpoint service writes its first checkpoint;
+- pipelines start before the checkpoint service writes its first checkpoint, whose
+  positions are fresh ones at global step 0 (first_checkpoint.py);
 - its graph files are written by a thread of their own (graph_files.py), done before
   `stop()` returns.
 
@@ -32,8 +33,9 @@ class Supervisor(tf1.train.Supervisor):
 
     Differences: checkpoints hold the input position of every compat_input pipeline, so a
     restart resumes the input where the checkpoint was taken (legacy restarted it from the
-    beginning); checkpoints without positions restore too; compat_input pipelines start
-    before the first checkpoint is written; its graph files (`logdir/graph.pbtxt`, the
+    beginning), except the checkpoint service's first at global step 0, whose positions
+    are the start (first_checkpoint.py); checkpoints without positions restore too;
+    compat_input pipelines start before the first checkpoint is written; its graph files (`logdir/graph.pbtxt`, the
     event file's graph) are written by a thread of their own while the program starts,
     there once `stop()` returns or the program exits (an error writing them is raised by
     `stop()`).
