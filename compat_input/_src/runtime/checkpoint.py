@@ -7,7 +7,7 @@ saves everything in that collection, so the Supervisor's, MonitoredTrainingSessi
 plain Saver's checkpoints all hold the position of every pipeline.
 
 Two details make it safe with unmodified code: a pipeline that was not started yet saves
-the position of a fresh one, read off an iterator of its own, and stays unstarted (the
+the start (an empty position: restored, the pipeline starts afresh), and stays unstarted (the
 stock Supervisor checkpoints in one thread while it starts queue runners in another: a
 save that started the pipeline itself was then rewound by that start, after a read, and a
 batch came twice); and restoring a pipeline marks it started, so the
@@ -16,7 +16,7 @@ queues) are left out with a warning naming them.
 
 A position belongs to the input that saved it: its key names the pipeline and a
 fingerprint of what it reads (its files, batch size, seeds: the dataset ops' attributes and
-constants), `compat_input/<name>/position.<fingerprint>_STATE`. A checkpoint restores into
+constants), `compat_input/<name>/position.<fingerprint>_POSITION`. A checkpoint restores into
 any graph whose variables it holds, as legacy's did (`tolerant_restore`): an input whose
 position it lacks, or holds for another input of that name (a training checkpoint restored
 into an evaluation graph, or a compat_input version whose pipeline for it differs: a
@@ -64,30 +64,20 @@ class _LateNamedSpec(saveable_object.SaveSpec):
             self._name_of = lambda: value
 
 
+# The key of a position, after its name: a string, empty for the start (the serialized
+# iterator state was a variant under `_STATE` until 2026-12-07: such a position is missing
+# here, and its input starts from the beginning, said once).
+_STATE = "_POSITION"
+
+
 class _PipelineSaveable(saveable_object.SaveableObject):
     """A pipeline's iterator state; restoring it also marks the pipeline started."""
 
     def __init__(self, pipeline, name_of, make_start_ops):
         iterator = pipeline.resource
-        dataset = pipeline.variant
         # Counters and epoch variables the datasets touch are checkpointed (or not) as
         # variables; the iterator state is complete without.
         policy = tf.data.experimental.ExternalStatePolicy.IGNORE.value
-
-        def saved(resource):
-            return graph_ops.SerializeIterator(
-                resource_handle=resource, external_state_policy=policy
-            )
-
-        def fresh():
-            # New ops in the branch: an outer op as a control input here would be hoisted
-            # onto the cond itself and run at every save.
-            scratch = graph_ops.AnonymousIteratorV3(**tracing.typed(pipeline.element_spec))
-            with tf.control_dependencies(
-                [graph_ops.MakeIterator(dataset=dataset, iterator=scratch)]
-            ):
-                return saved(scratch)
-
         made = []
 
         def state():
@@ -101,13 +91,25 @@ class _PipelineSaveable(saveable_object.SaveableObject):
                 # made, "KeyError: ''").
                 graph = pipeline.started_handle.graph
                 make_start_ops(graph)
-                state = tf.cond(first_checkpoint.moved(pipeline), lambda: saved(iterator), fresh)
+                # The start (a pipeline not started, a first checkpoint at step 0) is "":
+                # nothing serialized, where an iterator of its own, made to be serialized,
+                # instantiated every function of the pipeline (youtube-8m's shape: 0.24 s
+                # of CPU at a save, beside the first steps).
+                position = tf.cond(
+                    first_checkpoint.moved(pipeline),
+                    lambda: tf.io.serialize_tensor(
+                        graph_ops.SerializeIterator(
+                            resource_handle=iterator, external_state_policy=policy
+                        )
+                    ),
+                    lambda: tf.constant(""),
+                )
                 with tf.control_dependencies([first_checkpoint.unmarking(graph)]):
-                    made.append(tf.identity(state))
+                    made.append(tf.identity(position))
             return made[0]
 
         self._pipeline = pipeline
-        specs = [_LateNamedSpec(state, lambda: name_of() + "_STATE", iterator.device, tf.variant)]
+        specs = [_LateNamedSpec(state, lambda: name_of() + _STATE, iterator.device, tf.string)]
         if pipeline.kept:
             kept_made = []
 
@@ -134,28 +136,38 @@ class _PipelineSaveable(saveable_object.SaveableObject):
 
     def restore(self, restored_tensors, restored_shapes):
         del restored_shapes
+        pipeline = self._pipeline
+        graph = pipeline.started_handle.graph
         # Deserializing needs an initialized iterator (it restores into its dataset), and
         # the state variables its datasets' functions touch as they are rebuilt (restored
         # before start_queue_runners, the usual TF1 order, nothing has initialized them).
-        state = self._pipeline.state_initialized()
-        with tf.control_dependencies([self._pipeline.iterator.initializer, state]):
-            restore = graph_ops.DeserializeIterator(
-                resource_handle=self.op, serialized=restored_tensors[0]
-            )
-        restored = [restore]
+        state = pipeline.state_initialized()
+        position = restored_tensors[0]
+
+        def own():
+            serialized = tf.io.parse_tensor(position, tf.variant)
+            with tf.control_dependencies([pipeline.iterator.initializer, state]):
+                restore = graph_ops.DeserializeIterator(
+                    resource_handle=self.op, serialized=serialized
+                )
+            # Marked restored: a first checkpoint at step 0 keeps it (first_checkpoint.py).
+            with tf.control_dependencies([restore]):
+                return tracing.after(first_checkpoint.restored(graph))
+
+        def start():
+            with tf.control_dependencies([state]):
+                return tracing.after(pipeline.rewind())
+
+        restored = [tf.cond(tf.strings.length(position) > 0, own, start)]
         with tf.control_dependencies([state]):
-            for index, variable in enumerate(self._pipeline.kept or []):
+            for index, variable in enumerate(pipeline.kept or []):
                 restored.append(
                     variable.assign(tf.io.parse_tensor(restored_tensors[1][index], variable.dtype))
                 )
         # Marked started only once restored: a failed restore must leave it to be started.
-        # And marked restored: a first checkpoint at step 0 keeps it (first_checkpoint.py).
         with tf.control_dependencies(restored):
-            return tf.group(
-                graph_ops.AssignVariableOp(
-                    resource=self._pipeline.started_handle, value=tf.constant(True)
-                ),
-                first_checkpoint.restored(self._pipeline.started_handle.graph),
+            return graph_ops.AssignVariableOp(
+                resource=pipeline.started_handle, value=tf.constant(True)
             )
 
 
@@ -199,7 +211,7 @@ def add_saveable(pipeline, dataset_ops: list, make_start_ops) -> None:
     # the saveable goes by the name of a marker variable's read; imported, the collection
     # holds that read, which a Saver built there saves as a plain variable. The marker is
     # pipeline state (no collection), initialized where the input starts, imported or not.
-    # The checkpoint keys stay `<name>_STATE`.
+    # The checkpoint keys stay `<name>_POSITION`.
     with tf1.name_scope(f"{name}/"):
         marker = pipeline.marker_variable()
         read = graph_ops.ReadVariableOp(resource=marker.handle, dtype=tf.int64)
