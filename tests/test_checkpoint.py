@@ -261,6 +261,7 @@ def test_a_save_before_the_start_leaves_the_input_unstarted_and_saves_a_fresh_po
             restored = drain(sess, batch)
     assert "was never started in this session" in early  # Not started by the save.
     assert started == restored == _uninterrupted()  # The position saved is a fresh one.
+    assert set(_positions_held(path).values()) == {b""}  # Nothing serialized for either.
 
 
 def _train_then_evaluate(api, tmp_path, eval_name: str) -> tuple:
@@ -485,6 +486,8 @@ def test_a_supervisor_s_first_checkpoint_at_step_0_holds_fresh_positions(tmp_pat
         assert read == full[:2]
         assert _first_batch_restored(first) == full[2 if stepped else 0]
         assert _first_batch_restored(later) == full[2]  # A later save: the real position.
+        # The start is saved as nothing: no iterator serialized while the first steps run.
+        assert (_positions_held(first)["shuffle_batch"] == b"") != stepped
     # Restarted from `later` (step 0, the position after 2 batches): its first checkpoint
     # keeps the restored position.
     logdir = str(tmp_path / "stepped_False")
@@ -501,3 +504,13 @@ def _first_batch_restored(path: str) -> list:
             saver.restore(sess, path)
             compat_input.start_queue_runners(sess)
             return sess.run(batch).tolist()
+
+
+def _positions_held(path: str) -> dict:
+    """What the checkpoint at `path` holds for each input position, by pipeline name."""
+    reader = tf.train.load_checkpoint(path)
+    return {
+        key.split("/")[1]: reader.get_tensor(key)
+        for key in reader.get_variable_to_shape_map()
+        if key.startswith("compat_input/") and key.endswith("_POSITION")
+    }
