@@ -95,7 +95,7 @@ class _PipelineSaveable(saveable_object.SaveableObject):
                 # nothing serialized, where an iterator of its own, made to be serialized,
                 # instantiated every function of the pipeline (youtube-8m's shape: 0.24 s
                 # of CPU at a save, beside the first steps).
-                position = tf.cond(
+                position = tracing.branch(
                     first_checkpoint.moved(pipeline),
                     lambda: tf.io.serialize_tensor(
                         graph_ops.SerializeIterator(
@@ -119,7 +119,7 @@ class _PipelineSaveable(saveable_object.SaveableObject):
                 if not kept_made:
                     empty = [tf.io.serialize_tensor(v.initial_value) for v in pipeline.kept]
                     kept_made.append(
-                        tf.cond(
+                        tracing.branch(
                             first_checkpoint.moved(pipeline),
                             lambda: tf.stack(
                                 [tf.io.serialize_tensor(v.read_value()) for v in pipeline.kept]
@@ -158,7 +158,8 @@ class _PipelineSaveable(saveable_object.SaveableObject):
             with tf.control_dependencies([state]):
                 return tracing.after(pipeline.rewind())
 
-        restored = [tf.cond(tf.strings.length(position) > 0, own, start)]
+        # Switch and Merge (tracing.branch): a tf.cond of each took 2-4 ms of a Saver's build.
+        restored = [tracing.branch(tf.strings.length(position) > 0, own, start)]
         with tf.control_dependencies([state]):
             for index, variable in enumerate(pipeline.kept or []):
                 restored.append(

@@ -19,6 +19,7 @@ import tensorflow as tf
 from compat_input._src.core import graph_ops
 from compat_input._src.core import state_variables
 from compat_input._src.core import tf_internals
+from compat_input._src.core import tracing
 
 tf1 = tf.compat.v1
 
@@ -82,4 +83,4 @@ def _at_start(graph: tf.Graph) -> tf.Tensor:
     if step is None:
         return first
     # The step is read for a first checkpoint only (initialized by then: it is saved).
-    return tf.cond(first, lambda: tf.cast(step, tf.int64) <= 0, lambda: first)
+    return tracing.branch(first, lambda: tf.cast(step, tf.int64) <= 0, lambda: first)
