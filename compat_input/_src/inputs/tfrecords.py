@@ -93,6 +93,6 @@ def _rest_read(work, offset, at_end, compression: str, note, key) -> tf.Tensor:
     with tf.control_dependencies([note(key(work, offset), at_end)]):
         rest = records_from(work, offset, compression).take(tf.cast(at_end, tf.int64))
     # One element always, with no function traced (a reduce's): a record read, or "".
-    return tf.data.experimental.get_single_element(
-        rest.concatenate(tf.data.Dataset.from_tensors(tf.constant(""))).take(1)
+    return (
+        rest.concatenate(tf.data.Dataset.from_tensors(tf.constant(""))).take(1).get_single_element()
     )
