@@ -72,10 +72,12 @@ class Supervisor(tf1.train.Supervisor):
 
     def start_standard_services(self, sess):
         # Start the pipelines first: the checkpoint service saves their positions at once.
-        pipeline_lib.start_pipelines(sess)
-        if self.saver is not None and self._save_model_secs and self._positions_saved():
-            # That first save races the first steps: at step 0, it holds fresh positions.
-            sess.run(first_checkpoint.starting(self._graph))
+        # That first save races the first steps: at step 0, it holds the input's start.
+        first = self.saver is not None and self._save_model_secs and self._positions_saved()
+        marks = [first_checkpoint.starting(self._graph)] if first else []
+        pipeline_lib.start_pipelines(sess, also=marks)
+        if marks:  # Not run by the start (nothing to start): a run of its own.
+            sess.run(marks)
         return super().start_standard_services(sess)
 
     def _positions_saved(self) -> bool:
