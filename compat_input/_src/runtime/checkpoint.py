@@ -67,7 +67,7 @@ class _LateNamedSpec(saveable_object.SaveSpec):
 # The key of a position, after its name: a string, empty for the start (the serialized
 # iterator state was a variant under `_STATE` until 2026-12-07: such a position is missing
 # here, and its input starts from the beginning, said once).
-_STATE = "_POSITION"
+_POSITION_KEY = "_POSITION"
 
 
 class _PipelineSaveable(saveable_object.SaveableObject):
@@ -109,7 +109,9 @@ class _PipelineSaveable(saveable_object.SaveableObject):
             return made[0]
 
         self._pipeline = pipeline
-        specs = [_LateNamedSpec(state, lambda: name_of() + _STATE, iterator.device, tf.string)]
+        specs = [
+            _LateNamedSpec(state, lambda: name_of() + _POSITION_KEY, iterator.device, tf.string)
+        ]
         if pipeline.kept:
             kept_made = []
 

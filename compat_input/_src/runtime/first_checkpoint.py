@@ -59,23 +59,31 @@ def moved(pipeline) -> tf.Tensor:
     """
     graph = pipeline.started_handle.graph
     made = _made.setdefault(graph, {})
-    at_start = tf_internals.made_once(made, "at_start", graph, lambda: _at_start(graph))
-    return tf.logical_and(pipeline.is_started, tf.logical_not(at_start))
+    not_at_start = tf_internals.made_once(
+        made, "not_at_start", graph, lambda: tf.logical_not(_at_start(graph))
+    )
+    return tf.logical_and(pipeline.is_started, not_at_start)
 
 
 def unmarking(graph: tf.Graph) -> tf.Operation:
     """What a save runs once it read `moved`: the next save is no first checkpoint."""
-    made = _made.setdefault(graph, {})
 
     def unmark():
-        with tf.control_dependencies([made["at_start"]]):
+        with tf.control_dependencies([_at_start(graph)]):
             handle = _mark(graph, "first").handle
             return graph_ops.DestroyResourceOp(resource=handle, ignore_lookup_error=True)
 
-    return tf_internals.made_once(made, "unmark", graph, unmark)
+    return tf_internals.made_once(_made.setdefault(graph, {}), "unmark", graph, unmark)
 
 
 def _at_start(graph: tf.Graph) -> tf.Tensor:
+    """The graph's one predicate (made once): this save is a first checkpoint at step 0."""
+    return tf_internals.made_once(
+        _made.setdefault(graph, {}), "at_start", graph, lambda: _made_at_start(graph)
+    )
+
+
+def _made_at_start(graph: tf.Graph) -> tf.Tensor:
     starting(graph)  # Made with the Saver: a session that runs it then has it already.
     first = _mark(graph, "first").is_initialized()
     first = tf.logical_and(first, tf.logical_not(_mark(graph, "restored").is_initialized()))
