@@ -116,12 +116,6 @@ def set_seed_counter(graph: tf.Graph, value) -> None:
         random_seed._graph_to_seed_dict[graph] = value
 
 
-def update_input(op: tf.Operation, index: int, tensor: tf.Tensor) -> None:
-    """Makes `op` read `tensor` as its input `index` before any session ran the graph (a
-    reader's options op, switched to its producer's stream: inputs/shared_work.py)."""
-    op._update_input(index, tensor)
-
-
 def release_closed_session(sess) -> None:
     """Deletes a closed session's TensorFlow state now (its iterators and their threads),
     as its garbage collection would. TensorFlow has no public call for it; at interpreter
@@ -374,9 +368,16 @@ def rewire_input(op: tf.Operation, index: int, tensor: tf.Tensor) -> None:
     A program's queue is served or not when its first dequeue is made, and a `size()` made
     before that (tf_slim's prefetch_queue makes its summary first) already reads
     TensorFlow's queue, which a served queue leaves empty: a loop waiting for it to fill
-    would wait forever. Public graphs have no way to change what a made op reads.
+    would wait forever. A reader's options op is switched to its producer's stream the same
+    way (inputs/shared_work.py). Public graphs have no way to change what a made op reads.
     """
     op._update_input(index, tensor)
+
+
+def add_control_input(op: tf.Operation, before: tf.Operation) -> None:
+    """`op` runs after `before` from now on (reads made before a reader was switched to its
+    producer's stream wait for the producer's start: inputs/shared_work.py)."""
+    op._add_control_input(before)
 
 
 # TensorFlow internals that libraries on the queue API reach where they were, and where

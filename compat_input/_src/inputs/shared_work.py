@@ -22,7 +22,9 @@ def share(reader: pipeline_lib.Pipeline) -> None:
     costs no op more). When a second reader of the producer is made, every one of them is
     switched to the producer's own pipeline: its options op (the one op between its dataset
     and its iterator) is rewired, so the ops already made to read, start and checkpoint it
-    stay as they are. The producer's pipeline is then started with the others.
+    stay as they are. Each reader's start check then waits for the producer's own, which
+    starts it on a first direct read where the input's start left it (graph_states.to_start:
+    readers only batchers read, and so their producer, start on a direct read, if any).
     """
     work = reader.source.work_source
     if reader in work.direct_readers:
@@ -42,5 +44,7 @@ def share(reader: pipeline_lib.Pipeline) -> None:
     for other in work.direct_readers:
         if stream not in other.needs:
             shared = other.source.own_dataset(stream.resource)
-            tf_internals.update_input(other.variant.op, 0, shared._variant_tensor)
+            tf_internals.rewire_input(other.variant.op, 0, shared._variant_tensor)
+            # On the check itself: the reads made before the switch wait for it too.
+            tf_internals.add_control_input(other.guard, stream.guard)
             other.needs.append(stream)

@@ -42,7 +42,6 @@ from compat_input._src.runtime import position_costs
 from compat_input._src.runtime import session_release
 from compat_input._src.runtime import start_ops
 from compat_input._src.runtime import started_guard
-from compat_input._src.runtime.graph_states import GraphState
 from compat_input._src.runtime.graph_states import built_pipelines
 from compat_input._src.runtime.graph_states import graph_state
 
@@ -80,7 +79,7 @@ class Pipeline:
     def _make(self, graph, source: "Source") -> None:
         self.name = name = source.name
         dataset = source.dataset
-        # Pipelines this one's elements are pulled from: started (checked) before its reads.
+        # Pipelines this one's elements are pulled from: its start check waits for theirs.
         self.needs: list = []
         self.source: Optional[Source] = source
         self.fill, self.examples = source.fill, source.counted == "examples"
@@ -193,7 +192,7 @@ class Pipeline:
     def read_guards(self) -> tuple:
         """What a read runs after: the started checks, and where its fill is counted, the
         clock that the read began (fill_levels.py), returned too."""
-        guards = [p.guard for p in self.needs] + [self.guard]
+        guards = [self.guard]  # Which waits for the pipelines it pulls from (`needs`).
         return self.fill.clock(guards) if self.fill else (guards, None)
 
     def after_read(self, element, started, after=None, single=None) -> list:
@@ -339,12 +338,6 @@ def pipelines_of(graph: tf.Graph) -> list[Pipeline]:
         return list(state.pipelines)
 
 
-def _to_start(state: GraphState) -> list:
-    # A reader or producer that batchers read through their own iterators is left to its
-    # first direct read, if any: 50 towers started 1.9 s sooner.
-    return [p for p in state.pipelines if not (p.lazy and p.source.captured)]
-
-
 def make_start_ops(graph: tf.Graph) -> None:
     """Makes now every op `start_pipelines` runs, where made on first use: a Supervisor
     writes the graph to its event file and finalizes it when it is made, before it starts
@@ -361,7 +354,7 @@ def start_pipelines(sess, graph: Optional[tf.Graph] = None, also: Optional[list]
     state = graph_state(graph)
     with state.lock:
         state.sessions.add(sess)
-        pipelines = _to_start(state)
+        pipelines = graph_states.to_start(state)
     session_release.at_exit(sess)
     if state.queue_closes:
         session_release.close_queues_first(sess, state.queue_closes)

@@ -50,7 +50,7 @@ def _started_within_wait(started):
     # both sides, and the loop ran one iteration past its end.
     with tf.control_dependencies([graph_ops.Identity(input=again).op]):
         next_value = graph_ops.NextIteration(data=graph_ops.VarIsInitializedOp(resource=handle))
-    tf_internals.update_input(started_now.op, 1, next_value)
+    tf_internals.rewire_input(started_now.op, 1, next_value)
     return graph_ops.Exit(data=done)
 
 
