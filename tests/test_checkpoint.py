@@ -508,3 +508,45 @@ def _positions_held(path: str) -> dict:
         for key in reader.get_variable_to_shape_map()
         if key.startswith("compat_input/") and key.endswith("_POSITION")
     }
+
+
+def test_readers_only_batchers_read_save_the_start_and_restore_nothing(tmp_path):
+    # youtube-8m's shape: readers over one producer, joined by a batcher that read through
+    # its own iterator. Their own pipelines start only if read directly; their positions in
+    # a checkpoint are the start, with no iterator serialized or restored (the Supervisor's
+    # Saver made 30 ops apiece for them). Read directly, such a reader restarts from the
+    # start after a restore, as a legacy reader did; the batcher resumes.
+    paths = []
+    for i in range(2):
+        paths.append(str(tmp_path / f"f{i}.tfr"))
+        with tf.io.TFRecordWriter(paths[-1]) as writer:
+            for j in range(6):
+                writer.write(b"%d-%d" % (i, j))
+
+    def build():
+        queue = compat_input.string_input_producer(paths, shuffle=False)
+        reads = [compat_input.TFRecordReader().read_up_to(queue, 2)[1] for _ in range(2)]
+        batch = compat_input.batch_join([[v] for v in reads], 3, enqueue_many=True)
+        return reads, batch, compat_input.Saver()
+
+    with tf.Graph().as_default() as graph:
+        reads, batch, saver = build()
+        serialized = [op for op in graph.get_operations() if op.type == "SerializeIterator"]
+        assert len(serialized) == 1  # The batcher's alone.
+        with tf1.Session() as sess:
+            compat_input.start_queue_runners(sess)
+            first_batches = [sess.run(batch).tolist() for _ in range(2)]
+            direct = sess.run(reads[0]).tolist()
+            path = saver.save(sess, str(tmp_path / "ckpt"))
+            following = sess.run(batch).tolist()
+    held = _positions_held(path)
+    assert held["TFRecordReader"] == held["TFRecordReader_1"] == held["input_producer"] == b""
+    assert held["batch_join"] != b""
+    with tf.Graph().as_default():
+        reads, batch, saver = build()
+        with tf1.Session() as sess:
+            saver.restore(sess, path)
+            compat_input.start_queue_runners(sess)
+            assert sess.run(batch).tolist() == following
+            assert sess.run(reads[0]).tolist() == direct  # Its first block again.
+    assert first_batches[0] != following

@@ -77,6 +77,13 @@ def to_start(state: GraphState) -> list:
     return [p for p in state.pipelines if p not in left]
 
 
+def left_to_direct_reads(pipeline) -> bool:
+    """Whether the input's start leaves `pipeline` to a direct read (`to_start`)."""
+    state = graph_state(pipeline.started_handle.graph)
+    with state.lock:
+        return pipeline not in to_start(state)
+
+
 def _feeds(pipeline, left: set) -> bool:
     """Whether `pipeline` is pulled from by readers' own pipelines, all of them in `left`."""
     readers = pipeline.source.direct_readers
