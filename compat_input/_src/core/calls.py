@@ -27,7 +27,7 @@ def called_dataset(key: str, fn: Callable, element_spec, element, args=()):
     refuses wherever the session's Grappler does not inline the call first: a session
     with `disable_meta_optimizer` failed in every `_join` batcher over readers.
     """
-    traced = tracing.trace_once(key, fn, element_spec, list(args), dataset_out=True)
+    traced = tracing.trace_once(key, fn, element_spec, list(args), dataset_out=True, called=True)
     if traced is None:
         return fn(element, *args)
     concrete, inputs, spec = traced

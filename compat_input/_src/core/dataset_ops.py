@@ -11,7 +11,9 @@ import tensorflow as tf
 
 from compat_input._src.core import graph_ops
 from compat_input._src.core.state_variables import initial
+from compat_input._src.core.tracing import attr
 from compat_input._src.core.tracing import dense
+from compat_input._src.core.tracing import trace_once
 from compat_input._src.core.tracing import typed
 
 
@@ -115,3 +117,45 @@ def unbatch(dataset):
     unbatched = tf.nest.map_structure(lambda s: tf.TensorSpec(s.shape[1:], s.dtype), spec)
     variant = graph_ops.UnbatchDataset(input_dataset=dataset._variant_tensor, **typed(unbatched))
     return tf.data.experimental.from_variant(variant, unbatched)
+
+
+# tf.data's own `scan` and `filter` trace their functions for the multi-device path, which
+# gives each a Grappler pass as its pipeline first runs (youtube-8m's shape's first batch
+# waited 13 ms for the TFRecord keys' scan); traced as ours (tracing.trace_once, for one
+# pipeline), a function is instantiated on its device, as the session's rewrite left it.
+
+
+def scan(dataset, initial_state: tf.Tensor, fn) -> tf.data.Dataset:
+    """`dataset.scan(initial_state, fn)`, for a tensor state of a shape `fn` keeps."""
+    state = tf.TensorSpec(initial_state.shape, initial_state.dtype)
+    traced = trace_once(None, lambda e: fn(*e), (state, dataset.element_spec), [])
+    if traced is None or traced[2][0] != state:
+        return dataset.scan(initial_state, fn)
+    concrete, inputs, (_, spec) = traced
+    variant = graph_ops.ScanDataset(
+        input_dataset=dataset._variant_tensor,
+        initial_state=[initial_state],
+        other_arguments=inputs,
+        f=attr(concrete),
+        preserve_cardinality=True,
+        use_default_device=True,
+        **typed(spec),
+    )
+    return tf.data.experimental.from_variant(variant, spec)
+
+
+def filter_(dataset, predicate) -> tf.data.Dataset:
+    """`dataset.filter(predicate)`, `predicate` taking a tuple element's components."""
+    spec = dataset.element_spec
+    unpacked = (lambda e: predicate(*e)) if isinstance(spec, tuple) else predicate
+    traced = trace_once(None, unpacked, spec, [])
+    if traced is None:
+        return dataset.filter(predicate)
+    concrete, inputs, _ = traced
+    variant = graph_ops.FilterDataset(
+        input_dataset=dataset._variant_tensor,
+        other_arguments=inputs,
+        predicate=attr(concrete),
+        **typed(spec),
+    )
+    return tf.data.experimental.from_variant(variant, spec)

@@ -375,8 +375,8 @@ def rewire_input(op: tf.Operation, index: int, tensor: tf.Tensor) -> None:
 
 
 def add_control_input(op: tf.Operation, before: tf.Operation) -> None:
-    """`op` runs after `before` from now on (reads made before a reader was switched to its
-    producer's stream wait for the producer's start: inputs/shared_work.py)."""
+    """`op` runs after `before` from now on, `before` left as it is (`tf.control_dependencies`
+    marks it, which TensorFlow refuses once a session ran it)."""
     op._add_control_input(before)
 
 

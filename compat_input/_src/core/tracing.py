@@ -141,6 +141,7 @@ def trace_once(
     args: list,
     dataset_out: bool = False,
     prune=False,
+    called=False,
 ):
     """`(concrete function, its extra inputs, output spec)`, or None where not dense.
 
@@ -156,10 +157,10 @@ def trace_once(
     graph = tf.compat.v1.get_default_graph()
     # Random ops take their seeds from the graph's seed when traced.
     handles = [tf_internals.handle_data(a) for a in args]
-    # A function that makes a dataset may also be called (calls.called_dataset), where a
-    # session with Grappler off (`disable_meta_optimizer`, function optimization off) runs
-    # the call as it is, and a call refuses "ints on device": traced without it, once.
-    attributes = _CALLED_FUNCTION if dataset_out else _dataset_function()
+    # A function called by a call op (`called`: calls.called_dataset) is traced without
+    # "ints on device", which a call refuses wherever a session with Grappler off
+    # (`disable_meta_optimizer`, function optimization off) runs the call as it is.
+    attributes = _CALLED_FUNCTION if called else _dataset_function()
     cache_key = (key, tuple(flat), tuple(arg_specs), tuple(handles), outermost(graph).seed)
     cache_key += (tuple(attributes),)
     cache = _traced.setdefault(outermost(graph), {})
@@ -307,15 +308,18 @@ def typed(spec) -> dict:
 
 # Ops TensorFlow's single-threaded executor refuses: TF1 control flow (a program's tf.cond,
 # captured as it was built), cross-device transfers and asynchronous kernels (another
-# iterator's reads, iterators.pulled_from); and what can become them: a
-# tf.data service worker lowers functional control flow (If, While) to TF1's, and calls
-# instantiate functions of their own.
+# iterator's reads, iterators.pulled_from); and what can become them: a tf.data service
+# worker lowers If and While to TF1's, and calls instantiate functions of their own.
 _NOT_INLINE = frozenset(
     "Switch RefSwitch _SwitchN Merge RefMerge Enter RefEnter Exit RefExit NextIteration "
     "RefNextIteration LoopCond _Send _Recv _HostSend _HostRecv If StatelessIf While "
     "StatelessWhile Case StatelessCase PartitionedCall StatefulPartitionedCall "
     "IteratorGetNext IteratorGetNextAsOptional".split()
 )
+# So are kernels that wait for another op (a hand-built queue's dequeue, a barrier, an
+# accumulator, a staging area): one after another in one thread, a dequeue from an empty
+# queue waited forever for the step's error (a counter run out) that cancels it.
+_WAITING = ("Queue", "Barrier", "TakeGradient", "Stage")
 
 
 # The scope of every op of a batcher's per-example graph (the program's, captured): an
@@ -342,7 +346,7 @@ def _runs_inline(ops: list) -> bool:
     map inline. Calls of a parallel map still run side by side. Not a function with TF1
     control flow, functional control flow or calls: the inline executor refuses Switch (a
     program's `tf.cond`, or an `If` a tf.data service worker lowers)."""
-    return not any(kind in _NOT_INLINE for kind, _ in ops)
+    return not any(kind in _NOT_INLINE or any(w in kind for w in _WAITING) for kind, _ in ops)
 
 
 @without_autograph
@@ -356,8 +360,9 @@ def shared_map(
     """
     parallel = parallel or {}
     traced = trace_once(key, fn, dataset.element_spec, list(args), prune=prune)
-    if traced is None:
-        return dataset.map(lambda *e: fn(_packed(dataset, e), *args), **parallel)
+    if traced is None:  # Without `preserve_cardinality`, tf.compat.v1's (it keeps no count).
+        mapped = tf.data.Dataset.map if preserve_cardinality else tf.compat.v1.data.Dataset.map
+        return mapped(dataset, lambda *e: fn(_packed(dataset, e), *args), **parallel)
     concrete, inputs, spec = traced
     ops = _ops(concrete)  # (type, name) of each: what the map's executor must run.
     common = {
@@ -382,16 +387,24 @@ def shared_map(
 
 
 @without_autograph
-def shared_flat_map(dataset, key: str, fn: Callable, args=()):
-    """`dataset.flat_map(lambda e: fn(e, *args))`, with `fn` traced once per graph."""
+def shared_flat_map(dataset, key: str, fn: Callable, args=(), cycle_length=None):
+    """`dataset.flat_map(lambda e: fn(e, *args))`, with `fn` traced once per graph; with
+    `cycle_length`, `dataset.interleave(..., cycle_length, block_length=1)` (one element of
+    each in turn, in order)."""
     traced = trace_once(key, fn, dataset.element_spec, list(args), dataset_out=True)
     if traced is None:
-        return dataset.flat_map(lambda *e: fn(_packed(dataset, e), *args))
+        function = lambda *e: fn(_packed(dataset, e), *args)  # noqa: E731
+        if cycle_length is None:
+            return dataset.flat_map(function)
+        return dataset.interleave(function, cycle_length=cycle_length, block_length=1)
     concrete, inputs, spec = traced
-    variant = graph_ops.FlatMapDataset(
-        input_dataset=dataset._variant_tensor,
-        other_arguments=inputs,
-        f=attr(concrete),
-        **typed(spec),
-    )
+    common = {"input_dataset": dataset._variant_tensor, "other_arguments": inputs}
+    common.update(f=attr(concrete), **typed(spec))
+    if cycle_length is None:
+        variant = graph_ops.FlatMapDataset(**common)
+    else:
+        sizes = [initial(n, tf.int64) for n in (cycle_length, 1)]
+        variant = graph_ops.InterleaveDataset(
+            cycle_length=sizes[0], block_length=sizes[1], **common
+        )
     return tf.data.experimental.from_variant(variant, spec)

@@ -96,9 +96,10 @@ class ReaderBase(reader_surface.CountersAndState):
         """The `(key, value)` records of one work item; run `bump(keys)` as records pass.
 
         Readers that open a file again to check its end run `note(key)` first, with the
-        record it opens at, when given.
+        record it opens at, when given. Here: the one record of `_record`.
         """
-        raise NotImplementedError
+        with tf.control_dependencies([bump(work)]):
+            return tf.data.Dataset.from_tensors(self._record(tf.identity(work)))
 
     def _record(self, work: tf.Tensor) -> tuple:
         """The one `(key, value)` record of a work item (readers with `_one_record`)."""
@@ -172,7 +173,8 @@ class ReaderBase(reader_surface.CountersAndState):
         records = self._records(work, bump, note)
         if self._counts_ends:
             return records
-        done = tf.data.Dataset.from_tensors((tf.constant(""), tf.constant(""))).filter(finish)
+        done = tf.data.Dataset.from_tensors((tf.constant(""), tf.constant("")))
+        done = dataset_ops.filter_(done, finish)
         return records.concatenate(done)
 
     def _split_state(self, state: list) -> tuple:
@@ -237,6 +239,9 @@ class ReaderBase(reader_surface.CountersAndState):
                 work_source=work,
                 records=lambda index, item: calls.called_dataset(
                     records_key, records, numbered, (index, item), self._state()
+                ),
+                interleave=lambda items, cycle: tracing.shared_flat_map(
+                    items, records_key, records, self._state(), cycle_length=cycle
                 ),
                 finite=work.finite,
                 key_kind=self._key_kind,
@@ -330,7 +335,8 @@ class TextLineReader(ReaderBase):
         lines = dataset_ops.one_file(graph_ops.TextLineDataset, work)
         blocks = dataset_ops.enumerate_(lines.skip(skip).batch(BLOCK))
         end = tf.data.Dataset.from_tensors((tf.constant(-1, tf.int64), tf.zeros([0], tf.string)))
-        return dataset_ops.unbatch(blocks.concatenate(end).map(block))
+        keyed = tracing.shared_map(blocks.concatenate(end), None, lambda e: block(*e))
+        return dataset_ops.unbatch(keyed)
 
 
 class TFRecordReader(ReaderBase):
@@ -387,10 +393,6 @@ class WholeFileReader(ReaderBase):
     def _record(self, work):
         return work, tf.io.read_file(work)
 
-    def _records(self, work, bump, note=None):
-        with tf.control_dependencies([bump(work)]):
-            return tf.data.Dataset.from_tensors(self._record(tf.identity(work)))
-
 
 class IdentityReader(ReaderBase):
     """Drop-in replacement for `tf.compat.v1.IdentityReader`: key = value = the work item."""
@@ -403,7 +405,3 @@ class IdentityReader(ReaderBase):
 
     def _record(self, work):
         return work, work
-
-    def _records(self, work, bump, note=None):
-        with tf.control_dependencies([bump(work)]):
-            return tf.data.Dataset.from_tensors(self._record(tf.identity(work)))

@@ -81,7 +81,7 @@ def keyed_records(
     # Unbatched: a record passes one dataset on its way, where a flat_map of each block's
     # slices and the end's check passed it through three (1-2 us a record), and made five
     # datasets a block (150 us a block of 256).
-    return dataset_ops.unbatch(blocks.scan(tf.constant(0, tf.int64), keyed))
+    return dataset_ops.unbatch(dataset_ops.scan(blocks, tf.constant(0, tf.int64), keyed))
 
 
 def _rest_read(work, offset, at_end, compression: str, note, key) -> tf.Tensor:

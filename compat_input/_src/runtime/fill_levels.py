@@ -183,8 +183,14 @@ class SampleClock:
                 graph = self.flat[0].graph
                 with tf_internals.at_root(graph):
                     began = _step_start(graph)
-                    with tf.control_dependencies(self.flat):
-                        self._tensor = tf.stack([tf.timestamp() - began, self.size])
+                    # After the read, by control edges added to the clock alone: a
+                    # `tf.control_dependencies` marks the read's ops, which sessions ran
+                    # already ("was changed by setting attribute after it was run by a
+                    # session", on the program's stderr).
+                    now = tf.timestamp()
+                    for op in {t.op for t in self.flat}:
+                        tf_internals.add_control_input(now.op, op)
+                    self._tensor = tf.stack([now - began, self.size])
         return self._tensor
 
 

@@ -217,6 +217,8 @@ class Source:
     dataset: tf.data.Dataset
     work_source: Optional["Source"] = None
     records: Optional[Callable[[tf.Tensor], tf.data.Dataset]] = None
+    # A reader's: `(index, work item)` elements to records, `cycle_length` items in turn.
+    interleave: Optional[Callable[[tf.data.Dataset, int], tf.data.Dataset]] = None
     pipeline: Optional[Pipeline] = None
     # False for endless streams (no num_epochs); `iterate` refuses to run those to the end.
     finite: bool = True
