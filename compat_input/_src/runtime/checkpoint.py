@@ -94,7 +94,7 @@ class _PipelineSaveable(saveable_object.SaveableObject):
                 # made, "KeyError: ''").
                 graph = pipeline.started_handle.graph
                 make_start_ops(graph)
-                # The start (a pipeline not started, a first checkpoint at step 0) is "":
+                # The start (a pipeline not started, a Supervisor's first checkpoint) is "":
                 # nothing serialized, where an iterator of its own, made to be serialized,
                 # instantiated every function of the pipeline (youtube-8m's shape: 0.24 s
                 # of CPU at a save, beside the first steps).
@@ -161,7 +161,7 @@ class _PipelineSaveable(saveable_object.SaveableObject):
                 restore = graph_ops.DeserializeIterator(
                     resource_handle=self.op, serialized=serialized
                 )
-            # Marked restored: a first checkpoint at step 0 keeps it (first_checkpoint.py).
+            # Marked restored: a Supervisor's first checkpoint keeps it (first_checkpoint.py).
             with tf.control_dependencies([restore]):
                 return tracing.after(first_checkpoint.restored(graph))
 

@@ -7,7 +7,7 @@ services, OutOfRangeError as a clean stop) with these changes:
 - its default Saver also saves every pipeline's position (checkpoint.py), so a restart
   resumes the input where the checkpoint was taken instead of at the start;
 - pipelines start before the checkpoint service writes its first checkpoint, whose
-  positions are fresh ones at global step 0 (first_checkpoint.py);
+  positions are the start, however far the first steps ran (first_checkpoint.py);
 - its graph files are written by a thread of their own (graph_files.py), done before
   `stop()` returns.
 
@@ -33,10 +33,10 @@ class Supervisor(tf1.train.Supervisor):
 
     Differences: checkpoints hold the input position of every compat_input pipeline, so a
     restart resumes the input where the checkpoint was taken (legacy restarted it from the
-    beginning), except the checkpoint service's first at global step 0, whose positions
-    are the start (first_checkpoint.py); checkpoints without positions restore too;
-    compat_input pipelines start before the first checkpoint is written; its graph files (`logdir/graph.pbtxt`, the
-    event file's graph) are written by a thread of their own while the program starts,
+    beginning), except the checkpoint service's first, taken as training starts, whose
+    positions are the start (first_checkpoint.py); checkpoints without positions restore
+    too; compat_input pipelines start before the first checkpoint is written; its graph
+    files (`logdir/graph.pbtxt`, the event file's graph) are written by a thread of their own while the program starts,
     there once `stop()` returns or the program exits (an error writing them is raised by
     `stop()`).
     """
@@ -72,7 +72,7 @@ class Supervisor(tf1.train.Supervisor):
 
     def start_standard_services(self, sess):
         # Start the pipelines first: the checkpoint service saves their positions at once.
-        # That first save races the first steps: at step 0, it holds the input's start.
+        # That first save races the first steps: it holds the input's start.
         first = self.saver is not None and self._save_model_secs and self._positions_saved()
         marks = [first_checkpoint.starting(self._graph)] if first else []
         pipeline_lib.start_pipelines(sess, also=marks)
