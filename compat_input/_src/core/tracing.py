@@ -360,7 +360,7 @@ def shared_map(
     """
     parallel = parallel or {}
     traced = trace_once(key, fn, dataset.element_spec, list(args), prune=prune)
-    if traced is None:  # Without `preserve_cardinality`, tf.compat.v1's (it keeps no count).
+    if traced is None:  # tf.compat.v1's map ends the input at its function's OutOfRangeError.
         mapped = tf.data.Dataset.map if preserve_cardinality else tf.compat.v1.data.Dataset.map
         return mapped(dataset, lambda *e: fn(_packed(dataset, e), *args), **parallel)
     concrete, inputs, spec = traced
