@@ -244,12 +244,12 @@ def per_example_map(dataset: tf.data.Dataset, function, parallel: dict) -> tf.da
     alone), the function is instantiated on its device, with no Grappler pass of its own
     (youtube-8m's shape's block parse: 9 ms of its first batch).
     """
-
-    def unpacked(element):
-        return function(*element) if isinstance(element, tuple) else function(element)
-
     return tracing.shared_map(
-        dataset, None, unpacked, parallel=parallel, preserve_cardinality=False
+        dataset,
+        None,
+        dataset_ops.components(function),
+        parallel=parallel,
+        preserve_cardinality=False,
     )
 
 

@@ -115,16 +115,14 @@ def files_side_by_side(lists: list, parallel: dict, skipping: bool, logs: list) 
         return blocks
     log = example_log(lists[0], skipping, logs)
     turn = _in_turn(lists, log)
-    # Numbered for a log or for draws: nested one deeper. Lists computing the same take
-    # no file index (list 0's branch, whichever file).
-    index = (lambda element: 0) if same else (lambda element: tf.nest.flatten(element)[0])
-    rest = (lambda flat: flat) if same else (lambda flat: flat[1:])
-    return map_examples(
-        interleaved,
-        lambda element, i: turn(i, index(element), *rest(tf.nest.flatten(element))),
-        log is not None or positional,
-        parallel,
-    )
+
+    def numbered(element, i):
+        # Numbered for a log or for draws: nested one deeper. Lists computing the same
+        # take no file index (list 0's branch, whichever file).
+        flat = tf.nest.flatten(element)
+        return turn(i, 0, *flat) if same else turn(i, *flat)
+
+    return map_examples(interleaved, numbered, log is not None or positional, parallel)
 
 
 def take_turns(lists: list, parallel: dict, skipping: bool, logs: list) -> tf.data.Dataset:

@@ -125,10 +125,16 @@ def unbatch(dataset):
 # pipeline), a function is instantiated on its device, as the session's rewrite left it.
 
 
+def components(fn):
+    """`fn` of a tuple element's components, as tf.data's own methods call it, for a
+    function traced as ours, which takes the element whole."""
+    return lambda element: fn(*element) if isinstance(element, tuple) else fn(element)
+
+
 def scan(dataset, initial_state: tf.Tensor, fn) -> tf.data.Dataset:
     """`dataset.scan(initial_state, fn)`, for a tensor state of a shape `fn` keeps."""
     state = tf.TensorSpec(initial_state.shape, initial_state.dtype)
-    traced = trace_once(None, lambda e: fn(*e), (state, dataset.element_spec), [])
+    traced = trace_once(None, components(fn), (state, dataset.element_spec), [])
     if traced is None or traced[2][0] != state:
         return dataset.scan(initial_state, fn)
     concrete, inputs, (_, spec) = traced
@@ -147,8 +153,7 @@ def scan(dataset, initial_state: tf.Tensor, fn) -> tf.data.Dataset:
 def filter_(dataset, predicate) -> tf.data.Dataset:
     """`dataset.filter(predicate)`, `predicate` taking a tuple element's components."""
     spec = dataset.element_spec
-    unpacked = (lambda e: predicate(*e)) if isinstance(spec, tuple) else predicate
-    traced = trace_once(None, unpacked, spec, [])
+    traced = trace_once(None, components(predicate), spec, [])
     if traced is None:
         return dataset.filter(predicate)
     concrete, inputs, _ = traced

@@ -335,7 +335,7 @@ class TextLineReader(ReaderBase):
         lines = dataset_ops.one_file(graph_ops.TextLineDataset, work)
         blocks = dataset_ops.enumerate_(lines.skip(skip).batch(BLOCK))
         end = tf.data.Dataset.from_tensors((tf.constant(-1, tf.int64), tf.zeros([0], tf.string)))
-        keyed = tracing.shared_map(blocks.concatenate(end), None, lambda e: block(*e))
+        keyed = tracing.shared_map(blocks.concatenate(end), None, dataset_ops.components(block))
         return dataset_ops.unbatch(keyed)
 
 

@@ -188,7 +188,7 @@ class SampleClock:
                     # already ("was changed by setting attribute after it was run by a
                     # session", on the program's stderr).
                     now = tf.timestamp()
-                    for op in {t.op for t in self.flat}:
+                    for op in dict.fromkeys(t.op for t in self.flat):  # In order.
                         tf_internals.add_control_input(now.op, op)
                     self._tensor = tf.stack([now - began, self.size])
         return self._tensor
