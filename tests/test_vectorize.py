@@ -89,6 +89,25 @@ def test_an_image_pipeline_is_vectorized_and_gives_legacy_examples(tmp_path):
     assert len(flatten_examples(compat.values, 1)) == 80
 
 
+def test_each_constant_value_is_held_once_in_each_of_the_input_s_functions(tmp_path):
+    # Every op of a graph's function library costs each new set of fetches a session runs
+    # (core/function_defs.py); pfor and tracing give each use of a shape its own constant.
+    files = _images(tmp_path)
+    with tf.Graph().as_default() as graph:
+        image, label = _read_images(compat_api(), files, num_epochs=1)
+        image = tf.image.per_image_standardization(tf.image.flip_left_right(image))
+        compat_api().batch([image, label], 8, num_threads=2)
+    assert _vectorized(graph)
+    for function in graph.as_graph_def().library.function:
+        constants = [
+            (node.device, node.attr["dtype"].type, node.attr["value"].SerializeToString())
+            for node in function.node_def
+            if node.op == "Const" and not node.input
+        ]
+        repeated = [c for c, n in collections.Counter(constants).items() if n > 1]
+        assert not repeated, (function.signature.name, repeated[:3])
+
+
 def test_random_crops_are_drawn_for_each_example_of_a_block(tmp_path):
     files = _images(tmp_path)
 

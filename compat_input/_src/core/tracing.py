@@ -7,10 +7,9 @@ import weakref
 from collections.abc import Callable
 
 import tensorflow as tf
-from tensorflow.core.framework import attr_value_pb2
 from tensorflow.core.framework import dataset_metadata_pb2
-from tensorflow.core.framework import function_pb2
 
+from compat_input._src.core import function_defs
 from compat_input._src.core import graph_ops
 from compat_input._src.core import tf_internals
 from compat_input._src.core.options import chosen_service
@@ -193,8 +192,7 @@ def trace_once(
             concrete = traced.get_concrete_function()
         except _NotDense:
             return None
-        if prune:
-            concrete = _without_dead_ops(concrete)
+        concrete = function_defs.smaller(concrete, prune)
         hit = (concrete, out["spec"])
         if concrete.captured_inputs or key is None:
             return concrete, list(args) + list(concrete.captured_inputs), out["spec"]
@@ -207,75 +205,6 @@ def _give_handle_data(placeholders, handles: list) -> None:
     for placeholder, data in zip(placeholders, handles):
         if data is not None:
             tf_internals.set_handle_data(placeholder, data)
-
-
-def _converted_away(name: str) -> bool:
-    """An op of the per-example graph pfor rewrote for a block (vectorize._over_block makes
-    them under `loop_body`; what pfor makes from them is under `.../pfor/`)."""
-    return "/loop_body/" in name and "/pfor/" not in name
-
-
-def _without_dead_ops(concrete):
-    """`concrete` less the ops that nothing it returns or runs depends on.
-
-    pfor leaves the per-example graph it converted in the block's function, dead: a third
-    of a CSV example's. Every iterator instantiates the function whole, and each node costs
-    every pipeline kilobytes (50 towers: 4 MB for those of the CSV example).
-    """
-    graph = concrete.graph
-    if concrete.captured_inputs:  # Its callers pass them: left as it is.
-        return concrete
-    # The per-example ops pfor converted are dead, but tracing gave the function's
-    # outputs control edges to the stateful ones and to v1 conds' Merges among them
-    # (automatic control dependencies): kept, they ran one example's graph again for
-    # every block. Control edges to them are dropped; data edges (ops pfor reuses as they
-    # are, the same for every example) are kept.
-    live = [t.op for t in graph.outputs]
-    live += [op for op in graph.control_outputs if not _converted_away(op.name)]
-    reached: set = set()
-    while live:
-        op = live.pop()
-        if op.name not in reached:
-            reached.add(op.name)
-            live += [t.op for t in op.inputs]
-            live += [c for c in op.control_inputs if not _converted_away(c.name)]
-    if len(reached) == len(graph.get_operations()):
-        return concrete
-    # Pruned in the FunctionDef itself: importing the live graph into a new function
-    # traced it all again (20 ms of a CIFAR-10 program's build).
-    definition = function_pb2.FunctionDef()
-    definition.CopyFrom(concrete.function_def)
-    nodes = [node for node in definition.node_def if node.name in reached]
-    for node in nodes:
-        kept = [i for i in node.input if not i.startswith("^") or i[1:] in reached]
-        del node.input[:]
-        node.input.extend(kept)
-    del definition.node_def[:]
-    definition.node_def.extend(nodes)
-    for key in [k for k, op in definition.control_ret.items() if op not in reached]:
-        del definition.control_ret[key]
-    outputs = [o for o in definition.signature.control_output if o in definition.control_ret]
-    del definition.signature.control_output[:]
-    definition.signature.control_output.extend(outputs)
-    # Named as TensorFlow names functions, its own number last.
-    definition.signature.name = re.sub(r"(_\d+)?$", r"_live\g<0>", concrete.name.decode(), count=1)
-    return _Pruned(concrete, definition)
-
-
-class _Pruned:
-    """A traced function with its dead ops left out, as `_function` hands functions on."""
-
-    captured_inputs: tuple = ()
-
-    def __init__(self, concrete, definition):
-        self.definition = definition
-        self._function = tf_internals.edited_function(concrete, definition)
-        self._as_name_attr_list = attr_value_pb2.NameAttrList()
-        self._as_name_attr_list.CopyFrom(concrete._as_name_attr_list)
-        self._as_name_attr_list.name = definition.signature.name
-
-    def add_to_graph(self, graph) -> None:
-        tf_internals.add_function(graph, self._function)
 
 
 _attrs: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
@@ -332,7 +261,7 @@ _EXAMPLE_MAP = dataset_metadata_pb2.Metadata(name=EXAMPLE_SCOPE.encode()).Serial
 
 
 def _ops(concrete) -> list:
-    if isinstance(concrete, _Pruned):
+    if isinstance(concrete, function_defs.Edited):
         return [(node.op, node.name) for node in concrete.definition.node_def]
     return [(op.type, op.name) for op in concrete.graph.get_operations()]
 
