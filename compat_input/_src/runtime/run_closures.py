@@ -26,7 +26,8 @@ def clocks_run(
 ) -> list:
     """The (level, clock) pairs of `levels` whose reads a run of `fetches` with `feeds` fed
     runs anyway; `known` remembers the answers of this session's runs by `key` (`run_key`'s,
-    None where it could not be worked out: then none)."""
+    None where it could not be worked out: then none). A clock's ops are made only for a
+    run that fetches them (`SampleClock.tensor`)."""
     if key is None:
         return []
     try:
@@ -70,7 +71,7 @@ def _clocks(graph: tf.Graph, fetched: list, fed: list, levels: list) -> list:
         return []
     fed_names = {t.name for t in fed_names if isinstance(t, tf.Tensor)}
     ran = _ops_run(starts, fed_names, set().union(*(clock.ops for _, clock in clocks)))
-    return [(level, clock.tensor) for level, clock in clocks if clock.ops <= ran]
+    return [(level, clock) for level, clock in clocks if clock.ops <= ran]
 
 
 def _elements(graph: tf.Graph, items: list) -> Optional[list]:
