@@ -59,6 +59,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/faults.py | tee benchmarks/results/faults.md
 	$(BIN)/python benchmarks/service.py | tee benchmarks/results/service.md
 	$(BIN)/python benchmarks/close.py | tee benchmarks/results/close.md
+	$(BIN)/python benchmarks/fetch_sets.py | tee benchmarks/results/fetch-sets-latest.md
 
 clean:
 	rm -rf $(VENV) *.egg-info .pytest_cache .ruff_cache
