@@ -301,6 +301,22 @@ def test_a_run_left_unsampled_makes_no_op(monkeypatch):
     assert sampled == 1 and level.clocks[0]._tensor is not None
 
 
+def test_a_clock_that_cannot_be_made_leaves_the_run_unsampled(waits_sampled, monkeypatch):
+    # Sampling must never fail a run: the clocks are made as a sampled run begins.
+    def broken(self):
+        raise RuntimeError("no clock")
+
+    monkeypatch.setattr(fill_levels.SampleClock, "tensor", property(broken))
+    with tf.Graph().as_default() as graph:
+        x = compat_input.range_input_producer(10**6, shuffle=False).dequeue()
+        batch = compat_input.batch([x], 4, capacity=8)
+        with _started() as sess:
+            read = [value for _ in range(40) for value in sess.run(batch).tolist()]
+            sampled = fill_levels.levels[graph][0].samples[0]
+    assert read == list(range(160))
+    assert sampled == 0
+
+
 def _slow_steps(api, steps: Optional[int] = None) -> tuple:
     """Batches of a program whose every step takes 40 ms or more (its fetch set as slow to
     make a twin of); on compat_input, run until a run was sampled (at most 150 steps), with

@@ -139,11 +139,15 @@ def _key_of(fetches, feeds):
     return key
 
 
-def _tensors(clocks: list) -> list:
-    """The clocks' tensors, made now: made for a run left unsampled, they were ops added
-    after the session ran the graph, which makes its next run copy and place the whole
-    graph again (0.56 s of real_nvp's first step, a 24,000-op graph; legacy paid none)."""
-    return [clock.tensor for _, clock in clocks]
+def _tensors(clocks: list) -> Optional[list]:
+    """The clocks' tensors, made now, or None: made for a run left unsampled, they were ops
+    added after the session ran the graph, which makes its next run copy and place the
+    whole graph again (0.56 s of real_nvp's first step, a 24,000-op graph; legacy paid
+    none)."""
+    try:
+        return [clock.tensor for _, clock in clocks] or None
+    except Exception:  # noqa: BLE001 - sampling must never fail a run.
+        return None
 
 
 def _record(session, clocks: list, values) -> None:
@@ -172,12 +176,13 @@ def timed_run(original):
         )
         if clocks and not state.affords(key()):
             clocks = None
-        if not clocks:
+        tensors = _tensors(clocks) if clocks else None
+        if not tensors:
             if state is not None:  # Due, but reads none with a clock: try again later.
                 state.since = 0.0
             args = (self, fetches, feed_dict, options, run_metadata)
             return _timed(self, original, args, {}, key)
-        args = (self, [fetches, _tensors(clocks)], feed_dict, options, run_metadata)
+        args = (self, [fetches, tensors], feed_dict, options, run_metadata)
         values = _timed(self, original, args, {})
         _record(self, clocks, values[1])
         return values[0]
@@ -224,8 +229,8 @@ def timed_make_callable(original):
 def _twin(make, session, fetches, clocks, feed_list, accept_options):
     """A callable of `fetches` and `clocks`, or None: sampling must never fail a call."""
     try:
-        twin = [fetches, _tensors(clocks)]
-        return make(session, twin, feed_list, accept_options) if clocks else None
+        tensors = _tensors(clocks)
+        return make(session, [fetches, tensors], feed_list, accept_options) if tensors else None
     except Exception:  # noqa: BLE001
         return None
 
