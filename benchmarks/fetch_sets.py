@@ -8,9 +8,10 @@ machine: legacy's queues add no function, compat_input's datasets and start func
 Timed here: a constant fetched anew, after the input's start, in a graph holding only the
 input (the CIFAR-10 tutorial's, seeded and not; youtube-8m's shape, `read_up_to` readers
 into `shuffle_batch_join`). Each run is its own process, modes interleaved; medians.
-TF1 behaviour (`compat-input run` and `--legacy`).
+TF1 behaviour (`compat-input run` and `--legacy`); `--world tf2`: TF2 behaviour with
+install() (benchmarks/tf2_world.py).
 
-    python benchmarks/fetch_sets.py [--runs 3]
+    python benchmarks/fetch_sets.py [--runs 3] [--world tf1|tf2]
 """
 
 import argparse
@@ -70,8 +71,11 @@ print("FETCH", costs[len(costs) // 2], library)
 """
 
 
-def _run(mode: str, shape: str, seeded: bool, root: str, program: str) -> tuple:
-    command = [sys.executable, "-m", "compat_input._src.commands.cli", "run"]
+def _run(mode: str, shape: str, seeded: bool, root: str, program: str, world: str) -> tuple:
+    if world == "tf2":  # TF2 behaviour, graph mode, install(): the second world.
+        command = [sys.executable, os.path.join(os.path.dirname(__file__), "tf2_world.py")]
+    else:
+        command = [sys.executable, "-m", "compat_input._src.commands.cli", "run"]
     command += ["--legacy"] if mode == "legacy" else []
     done = subprocess.run(
         command + [program, root, shape, "1" if seeded else "0"],
@@ -89,6 +93,7 @@ def _run(mode: str, shape: str, seeded: bool, root: str, program: str) -> tuple:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--world", choices=["tf1", "tf2"], default="tf1")
     args = parser.parse_args()
     cases = [("cifar10", False), ("cifar10", True), ("video", False)]
     times: dict = {(c, m): [] for c in cases for m in ("legacy", "compat")}
@@ -104,12 +109,13 @@ def main() -> None:
         for _ in range(args.runs):
             for case in cases:
                 for mode in ("legacy", "compat"):
-                    seconds, ops = _run(mode, *case, root, program)
+                    seconds, ops = _run(mode, *case, root, program, args.world)
                     times[(case, mode)].append(seconds)
                     library[(case, mode)] = ops
     print(
         f"A constant fetched anew after the input's start (median of 8 fetches a run, "
-        f"median of {args.runs} runs, interleaved), TF1 behaviour, milliseconds; the "
+        f"median of {args.runs} runs, interleaved), {args.world.upper()} behaviour, "
+        f"milliseconds; the "
         f"graph's function library in ops:\n"
     )
     print("| input | seed | legacy ms | compat ms | compat - legacy | library ops (compat) |")
