@@ -25,17 +25,16 @@ def smaller(concrete, prune: bool = False):
     # A function that captures keeps its every op: its callers pass what it captured.
     reached = _live_ops(concrete.graph) if prune and not concrete.captured_inputs else None
     definition = concrete.function_def
-    if reached is None or len(reached) == len(definition.node_def):
-        if not _repeated_constants(definition):
-            return concrete
+    if reached is not None and len(reached) == len(definition.node_def):
         reached = None
+    repeated = _repeated_constants(definition, reached)
+    if reached is None and not repeated:
+        return concrete
     # Edited in the FunctionDef itself: importing a graph into a new function traced it all
     # again (20 ms of a CIFAR-10 program's build).
     edited = function_pb2.FunctionDef()
     edited.CopyFrom(definition)
-    if reached is not None:
-        _keep_only(edited, reached)
-    _one_of_each_constant(edited)
+    _edit(edited, reached, repeated)
     # Named as TensorFlow names functions, its own number last.
     name = concrete.name.decode()
     edited.signature.name = re.sub(r"(_\d+)?$", r"_live\g<0>", name, count=1)
@@ -71,49 +70,35 @@ def _live_ops(graph: tf.Graph) -> set:
     return reached
 
 
-def _keep_only(definition, reached: set) -> None:
-    nodes = [node for node in definition.node_def if node.name in reached]
-    for node in nodes:
-        kept = [i for i in node.input if not i.startswith("^") or i[1:] in reached]
-        del node.input[:]
-        node.input.extend(kept)
-    del definition.node_def[:]
-    definition.node_def.extend(nodes)
-    for key in [k for k, op in definition.control_ret.items() if op not in reached]:
-        del definition.control_ret[key]
-    outputs = [o for o in definition.signature.control_output if o in definition.control_ret]
-    del definition.signature.control_output[:]
-    definition.signature.control_output.extend(outputs)
-
-
 def _constant_key(node):
     """What makes two constants the same value on the same device, or None: a constant
     with inputs (a control edge: a branch's, an ordering) is left as it is."""
     if node.op != "Const" or node.input:
         return None
-    attrs = tuple(
-        sorted((k, v.SerializeToString(deterministic=True)) for k, v in node.attr.items())
-    )
-    return node.device, attrs
+    attrs = node.attr
+    if len(attrs) == 2 and "dtype" in attrs and "value" in attrs:  # Most: nothing else.
+        return node.device, attrs["dtype"].type, attrs["value"].SerializeToString()
+    return node.device, tuple(sorted((k, v.SerializeToString()) for k, v in attrs.items()))
 
 
-def _repeated_constants(definition) -> dict:
-    """`{name: name of the first identical constant}` for each constant made before."""
+def _repeated_constants(definition, reached=None) -> dict:
+    """`{name: name of the first identical constant}` for each constant made before,
+    among the ops `reached` (all where None)."""
     first: dict = {}
     repeated = {}
     for node in definition.node_def:
-        key = _constant_key(node)
-        if key is not None:
-            kept = first.setdefault(key, node.name)
-            if kept != node.name:
-                repeated[node.name] = kept
+        if reached is None or node.name in reached:
+            key = _constant_key(node)
+            if key is not None:
+                kept = first.setdefault(key, node.name)
+                if kept != node.name:
+                    repeated[node.name] = kept
     return repeated
 
 
-def _one_of_each_constant(definition) -> None:
-    repeated = _repeated_constants(definition)
-    if not repeated:
-        return
+def _edit(definition, reached, repeated: dict) -> None:
+    """Leaves out the ops not `reached` (where given) and the `repeated` constants, whose
+    users take the first of each instead."""
 
     def renamed(reference: str) -> str:
         # "name:output:0", "^name", or an argument's name.
@@ -122,19 +107,32 @@ def _one_of_each_constant(definition) -> None:
         node = repeated.get(node, node)
         return ("^" if control else "") + node + sep + rest
 
-    nodes = [node for node in definition.node_def if node.name not in repeated]
-    for node in nodes:
-        inputs = [renamed(i) for i in node.input]
+    def kept(reference: str) -> bool:  # Control edges to ops left out are dropped.
+        return reached is None or not reference.startswith("^") or reference[1:] in reached
+
+    nodes = []
+    for node in definition.node_def:
+        if (reached is not None and node.name not in reached) or node.name in repeated:
+            continue
+        inputs = [renamed(i) for i in node.input if kept(i)]
         # A control edge to a constant made one with a data edge's: one edge is enough.
         inputs = [i for n, i in enumerate(inputs) if not i.startswith("^") or i not in inputs[:n]]
-        del node.input[:]
-        node.input.extend(inputs)
+        if inputs != list(node.input):
+            del node.input[:]
+            node.input.extend(inputs)
+        nodes.append(node)
     del definition.node_def[:]
     definition.node_def.extend(nodes)
     for key, value in list(definition.ret.items()):
         definition.ret[key] = renamed(value)
     for key, value in list(definition.control_ret.items()):
-        definition.control_ret[key] = repeated.get(value, value)
+        if reached is not None and value not in reached:
+            del definition.control_ret[key]
+        else:
+            definition.control_ret[key] = repeated.get(value, value)
+    outputs = [o for o in definition.signature.control_output if o in definition.control_ret]
+    del definition.signature.control_output[:]
+    definition.signature.control_output.extend(outputs)
 
 
 class Edited:
