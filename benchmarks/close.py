@@ -18,8 +18,9 @@ import argparse
 import os
 import statistics
 import subprocess
-import sys
 import tempfile
+
+import data
 
 _PROGRAM = r"""
 import sys, tempfile, time
@@ -62,10 +63,8 @@ def _run(mode: str, seconds: float, folder: str) -> float:
     program = os.path.join(folder, "close_program.py")
     with open(program, "w") as f:
         f.write(_PROGRAM)
-    command = [sys.executable, "-m", "compat_input._src.commands.cli", "run"]
-    command += ["--legacy"] if mode == "legacy" else []
     done = subprocess.run(
-        command + [program, str(seconds)],
+        data.runner(mode) + [program, str(seconds)],
         capture_output=True,
         text=True,
         timeout=600,

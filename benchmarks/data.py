@@ -1,8 +1,10 @@
 """What the benchmark drivers share: the data files run.py and whole.py make for their
-programs, and our modules compiled as an install compiles them (towers.py too)."""
+programs, our modules compiled as an install compiles them (towers.py too), and the
+command that runs a program each way."""
 
 import compileall
 import os
+import sys
 
 import numpy as np
 
@@ -15,6 +17,17 @@ def bytecode_as_installed() -> None:
     Python compiled every module of ours again in every run, inside the programs' build
     time (about 80 ms of the tiny trainer's), while TensorFlow's came compiled."""
     compileall.compile_dir(os.path.join(ROOT, "compat_input"), quiet=1)
+
+
+def runner(mode: str, world: str = "tf1") -> list:
+    """The command (less the program) that runs a program as `compat-input run` (`mode`
+    "compat") or `compat-input run --legacy` (any other mode: legacy queues, a tf.data
+    twin), in TF1 behaviour or, `world` "tf2", TF2 behaviour with install() (tf2_world.py)."""
+    if world == "tf1":
+        command = [sys.executable, "-m", "compat_input._src.commands.cli", "run"]
+    else:
+        command = [sys.executable, os.path.join(ROOT, "benchmarks", "tf2_world.py")]
+    return command + ([] if mode == "compat" else ["--legacy"])
 
 
 def csv_shard(root: str, rng: np.random.Generator, shard: int) -> None:

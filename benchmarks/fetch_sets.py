@@ -18,7 +18,6 @@ import argparse
 import os
 import statistics
 import subprocess
-import sys
 import tempfile
 
 import data
@@ -72,13 +71,8 @@ print("FETCH", costs[len(costs) // 2], library)
 
 
 def _run(mode: str, shape: str, seeded: bool, root: str, program: str, world: str) -> tuple:
-    if world == "tf2":  # TF2 behaviour, graph mode, install(): the second world.
-        command = [sys.executable, os.path.join(os.path.dirname(__file__), "tf2_world.py")]
-    else:
-        command = [sys.executable, "-m", "compat_input._src.commands.cli", "run"]
-    command += ["--legacy"] if mode == "legacy" else []
     done = subprocess.run(
-        command + [program, root, shape, "1" if seeded else "0"],
+        data.runner(mode, world) + [program, root, shape, "1" if seeded else "0"],
         capture_output=True,
         text=True,
         timeout=600,

@@ -34,7 +34,6 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROGRAMS = os.path.join(HERE, "programs")
 RESULTS = os.path.join(HERE, "results")
-CLI = [sys.executable, "-m", "compat_input._src.commands.cli"]
 # (workload, what its program does); `step` times training steps of a tiny model.
 WORKLOADS = {
     "csv": "TextLineReader + decode_csv + shuffle_batch(2 threads)",
@@ -146,11 +145,7 @@ def command(workload: str, mode: str, world: str) -> list:
     program = os.path.join(PROGRAMS, f"{program}_{'tfdata' if mode == 'tfdata' else 'queues'}.py")
     if workload == "bucketing" and mode == "legacy":
         return [sys.executable, LEGACY_CONTRIB, program]
-    if world == "tf1":
-        runner = CLI + ["run"]
-    else:
-        runner = [sys.executable, os.path.join(HERE, "tf2_world.py")]
-    return runner + ([] if mode == "compat" else ["--legacy"]) + [program]
+    return data.runner(mode, world) + [program]
 
 
 def measure(workload: str, mode: str, world: str, root: str, steps: int) -> dict:

@@ -33,7 +33,6 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROGRAMS = os.path.join(HERE, "whole_programs")
 RESULTS = os.path.join(HERE, "results")
-CLI = [sys.executable, "-m", "compat_input._src.commands.cli", "run"]
 # name: (program, its extra arguments, timed steps)
 WORKLOADS = {
     "cifar10": ("cifar10_train.py", [], 20),
@@ -91,7 +90,7 @@ def measure(workload: str, mode: str, seeded: bool, root: str) -> dict:
     program, extra, steps = WORKLOADS[workload]
     if mode == "tfdata":
         program = program.replace(".py", "_tfdata.py")
-    cmd = CLI + ([] if mode == "compat" else ["--legacy"])
+    cmd = data.runner(mode)
     cmd += [os.path.join(PROGRAMS, program), root, str(steps), *extra]
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", BENCH_SEED="1" if seeded else "0")
     start = time.perf_counter()
