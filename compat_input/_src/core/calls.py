@@ -12,6 +12,7 @@ from collections.abc import Callable
 import tensorflow as tf
 from tensorflow.core.framework import attr_value_pb2
 
+from compat_input._src.core import function_defs
 from compat_input._src.core import graph_ops
 from compat_input._src.core import tf_internals
 from compat_input._src.core import tracing
@@ -58,19 +59,6 @@ _called: dict = {}
 _numbers = itertools.count()
 
 
-class _Defined:
-    """A function made of a plain graph's ops, as `tracing.trace_once` hands functions on."""
-
-    captured_inputs: tuple = ()
-
-    def __init__(self, function, name: str):
-        self._function = function
-        self._as_name_attr_list = attr_value_pb2.NameAttrList(name=name)
-
-    def add_to_graph(self, graph) -> None:
-        tf_internals.add_function(graph, self._function)
-
-
 def _defined(key: str, fn: Callable, args) -> tuple:
     """`(function, output spec)`: `fn` built over placeholders in a graph of its own (it can
     capture nothing) and made a function of that graph's ops. A tf.function trace cost 5-20
@@ -87,7 +75,8 @@ def _defined(key: str, fn: Callable, args) -> tuple:
     name = f"compat_input_{key}_{next(_numbers)}"
     flat = tf.nest.flatten(result)
     made = tf_internals.function_of_graph(graph, inputs, flat, name, tracing.OWN_CALLED_FUNCTION)
-    return _Defined(made, name), tf.nest.map_structure(tracing.spec_of, result)
+    name_attrs = attr_value_pb2.NameAttrList(name=name)
+    return function_defs.Defined(made, name_attrs), tf.nest.map_structure(tracing.spec_of, result)
 
 
 def shared_call(key: str, fn: Callable, args) -> list:

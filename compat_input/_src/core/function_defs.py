@@ -20,7 +20,7 @@ from compat_input._src.core import tf_internals
 
 
 def smaller(concrete, prune: bool = False):
-    """`concrete`, or a function of its FunctionDef made smaller (`Edited`); with `prune`,
+    """`concrete`, or a function of its FunctionDef made smaller (`Defined`); with `prune`,
     less the ops nothing it returns or runs depends on (`_live_ops`)."""
     # A function that captures keeps its every op: its callers pass what it captured.
     reached = _live_ops(concrete.graph) if prune and not concrete.captured_inputs else None
@@ -38,7 +38,11 @@ def smaller(concrete, prune: bool = False):
     # Named as TensorFlow names functions, its own number last.
     name = concrete.name.decode()
     edited.signature.name = re.sub(r"(_\d+)?$", r"_live\g<0>", name, count=1)
-    return Edited(concrete, edited)
+    name_attrs = attr_value_pb2.NameAttrList()
+    name_attrs.CopyFrom(concrete._as_name_attr_list)
+    name_attrs.name = edited.signature.name
+    function = tf_internals.edited_function(concrete, edited)
+    return Defined(function, name_attrs, concrete.captured_inputs, edited)
 
 
 def _converted_away(name: str) -> bool:
@@ -135,16 +139,16 @@ def _edit(definition, reached, repeated: dict) -> None:
     definition.signature.control_output.extend(outputs)
 
 
-class Edited:
-    """A traced function with its FunctionDef edited, as `tracing.attr` hands functions on."""
+class Defined:
+    """A function made of a FunctionDef of ours (edited here, or built from a plain graph's
+    ops: calls.shared_call), as `tracing.attr` hands functions on: added to a graph by
+    name, its `definition` where edited here (None else)."""
 
-    def __init__(self, concrete, definition):
+    def __init__(self, function, name_attrs, captured_inputs=(), definition=None):
+        self._function = function
+        self._as_name_attr_list = name_attrs
+        self.captured_inputs = captured_inputs
         self.definition = definition
-        self.captured_inputs = concrete.captured_inputs
-        self._function = tf_internals.edited_function(concrete, definition)
-        self._as_name_attr_list = attr_value_pb2.NameAttrList()
-        self._as_name_attr_list.CopyFrom(concrete._as_name_attr_list)
-        self._as_name_attr_list.name = definition.signature.name
 
     def add_to_graph(self, graph) -> None:
         tf_internals.add_function(graph, self._function)

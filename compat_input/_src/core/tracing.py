@@ -261,7 +261,7 @@ _EXAMPLE_MAP = dataset_metadata_pb2.Metadata(name=EXAMPLE_SCOPE.encode()).Serial
 
 
 def _ops(concrete) -> list:
-    if isinstance(concrete, function_defs.Edited):
+    if isinstance(concrete, function_defs.Defined) and concrete.definition is not None:
         return [(node.op, node.name) for node in concrete.definition.node_def]
     return [(op.type, op.name) for op in concrete.graph.get_operations()]
 
