@@ -36,9 +36,9 @@ class Supervisor(tf1.train.Supervisor):
     beginning), except the checkpoint service's first, taken as training starts, whose
     positions are the start (first_checkpoint.py); checkpoints without positions restore
     too; compat_input pipelines start before the first checkpoint is written; its graph
-    files (`logdir/graph.pbtxt`, the event file's graph) are written by a thread of their own while the program starts,
-    there once `stop()` returns or the program exits (an error writing them is raised by
-    `stop()`).
+    files (`logdir/graph.pbtxt`, the event file's graph) are written by a thread of their
+    own while the program starts, there once `stop()` returns or the program exits (an
+    error writing them is raised by `stop()`).
     """
 
     def __init__(self, graph=None, *args, **kwargs):
