@@ -897,6 +897,22 @@ def test_sequence_loss_is_written_into_the_file_once_after_the_imports():
     assert [(f.line, f.flag.code) for f in outcome.findings] == [(3, "CI013")]
 
 
+def test_contrib_nn_s_flipped_cross_entropy_is_written_in_and_named_in_its_note():
+    # research/inception's slim/losses.py.
+    outcome = _migrate(
+        """\
+        import tensorflow as tf
+        x = tf.contrib.nn.deprecated_flipped_softmax_cross_entropy_with_logits(l, y, name="xe")
+        """
+    )
+    code = outcome.code
+    assert code.count("def _contrib_flipped_softmax_xent(") == 1
+    assert 'x = _contrib_flipped_softmax_xent(l, y, name="xe")' in code
+    (finding,) = outcome.findings
+    assert finding.flag.code == "CI013" and "_contrib_flipped_softmax_xent" in finding.flag.message
+    assert "tf.contrib.nn.deprecated_flipped_softmax" in finding.flag.message
+
+
 def _numpy_sequence_loss(logits, targets, weights, avg_t, avg_b, sum_t, sum_b):
     """contrib's documented sequence_loss, in numpy: weighted softmax cross-entropy, then
     averaged (by summed weights) or summed (by nonzero weight count) over the named axes."""

@@ -197,6 +197,37 @@ def test_every_name_of_the_table_resolves_or_says_what_it_needs(installed):
         assert value is not None and not isinstance(value, contrib.ContribModule), name
 
 
+def test_contrib_nn_s_flipped_cross_entropies_take_logits_first(installed):
+    # research/inception's loss (its slim/losses.py) stopped here, on legacy alike.
+    import numpy as np
+
+    rng = np.random.RandomState(3)
+    logits = rng.randn(4, 5).astype(np.float32)
+    dense = rng.dirichlet(np.ones(5), 4).astype(np.float32)
+    sparse = rng.randint(0, 5, 4).astype(np.int64)
+    targets = (rng.rand(4, 5) > 0.5).astype(np.float32)
+    nn = tf1.contrib.nn
+    with tf.Graph().as_default():
+        x = tf.constant(logits)
+        got = [
+            nn.deprecated_flipped_softmax_cross_entropy_with_logits(x, tf.constant(dense)),
+            nn.deprecated_flipped_softmax_cross_entropy_with_logits(
+                tf.transpose(x), tf.constant(dense.T), dim=0
+            ),
+            nn.deprecated_flipped_sparse_softmax_cross_entropy_with_logits(x, sparse),
+            nn.deprecated_flipped_sigmoid_cross_entropy_with_logits(x, tf.constant(targets)),
+        ]
+        with tf1.Session() as sess:
+            got = sess.run(got)
+    log_softmax = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+    softmax_xent = -(dense * log_softmax).sum(-1)
+    sigmoid_xent = np.maximum(logits, 0) - logits * targets + np.log1p(np.exp(-abs(logits)))
+    np.testing.assert_allclose(got[0], softmax_xent, rtol=1e-5)
+    np.testing.assert_allclose(got[1], softmax_xent, rtol=1e-5)
+    np.testing.assert_allclose(got[2], -log_softmax[np.arange(4), sparse], rtol=1e-5)
+    np.testing.assert_allclose(got[3], sigmoid_xent, rtol=1e-5, atol=1e-6)
+
+
 @pytest.mark.parametrize("name", ["learn.datasets", "copy_graph.copy_op_to_graph", "nope"])
 def test_a_name_without_a_home_fails_naming_it(installed, name):
     with pytest.raises(AttributeError, match=f"tf.contrib.{name.split('.')[0]}.*compat-input"):

@@ -85,8 +85,9 @@ class Flags(cst.CSTVisitor):
         if any(rules.moved(name) for name in names):
             self._report_moved(node)
             return False  # Rewritten by pass 0 to its package.
-        if names & contrib_helpers.HELPERS.keys():
-            self._report_once(node, rules.HELPER_NOTE)
+        helped = sorted(names & contrib_helpers.HELPERS.keys())
+        if helped:
+            self._report_once(node, rules.HELPER_NOTES[helped[0]])
             return False  # Pass 0 writes the function into the file.
         if names & rules.FROM_MODULES.keys():
             return False  # Pass 0 takes it from TensorFlow's module of the same code.

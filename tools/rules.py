@@ -9,6 +9,7 @@ the same row: `tf.train.batch`, `tf.compat.v1.train.batch` (as tf_upgrade_v2 lea
 import dataclasses
 
 from compat_input._src.commands import contrib
+from compat_input._src.commands import contrib_helpers
 from compat_input._src.commands.served_names import SERVED
 
 
@@ -244,13 +245,18 @@ MOVED_NOTE = Flag(
     "from tf.data where compat_input.install() runs",
     "the-codemod",
 )
-HELPER_NOTE = Flag(
-    "CI013",
-    "note",
-    "tf.contrib.seq2seq.sequence_loss has no home in TensorFlow 2: the migrated file defines "
-    "_contrib_sequence_loss after its imports (tf.contrib's code, the same values) and calls it",
-    "the-codemod",
-)
+# One note a helper: each names the tf.contrib function and what the file defines for it.
+HELPER_NOTES = {
+    name: Flag(
+        "CI013",
+        "note",
+        f"tf.{name.removeprefix('tensorflow.')} has no home in TensorFlow 2: the migrated file "
+        f"defines {helper.__name__} after its imports (tf.contrib's code, the same values) "
+        "and calls it",
+        "the-codemod",
+    )
+    for name, helper in contrib_helpers.HELPERS.items()
+}
 
 _QUEUES = ("FIFOQueue", "RandomShuffleQueue", "PaddingFIFOQueue", "PriorityQueue")
 

@@ -67,5 +67,47 @@ def _contrib_sequence_loss(
         return loss
 
 
+def _contrib_flipped_softmax_xent(logits, labels, dim=-1, name=None):
+    """tf.contrib.nn.deprecated_flipped_softmax_cross_entropy_with_logits of TensorFlow 1.x,
+    written into this file by `compat-input migrate` (tf.contrib is gone in TensorFlow 2):
+    tf.compat.v1.nn.softmax_cross_entropy_with_logits with `logits` first, as TensorFlow
+    0.12 took them (no gradient into `labels`)."""
+    import tensorflow
+
+    return tensorflow.compat.v1.nn.softmax_cross_entropy_with_logits(
+        labels=labels, logits=logits, dim=dim, name=name
+    )
+
+
+def _contrib_flipped_sparse_softmax_xent(logits, labels, name=None):
+    """tf.contrib.nn.deprecated_flipped_sparse_softmax_cross_entropy_with_logits of
+    TensorFlow 1.x, written into this file by `compat-input migrate`:
+    tf.nn.sparse_softmax_cross_entropy_with_logits with `logits` first."""
+    import tensorflow
+
+    return tensorflow.compat.v1.nn.sparse_softmax_cross_entropy_with_logits(
+        labels=labels, logits=logits, name=name
+    )
+
+
+def _contrib_flipped_sigmoid_xent(logits, targets, name=None):
+    """tf.contrib.nn.deprecated_flipped_sigmoid_cross_entropy_with_logits of TensorFlow 1.x,
+    written into this file by `compat-input migrate`:
+    tf.nn.sigmoid_cross_entropy_with_logits with `logits` first, `targets` for `labels`."""
+    import tensorflow
+
+    return tensorflow.compat.v1.nn.sigmoid_cross_entropy_with_logits(
+        labels=targets, logits=logits, name=name
+    )
+
+
 # Qualified tf.contrib name -> the function above that replaces it.
-HELPERS = {"tensorflow.contrib.seq2seq.sequence_loss": _contrib_sequence_loss}
+_FLIPPED = "tensorflow.contrib.nn.deprecated_flipped_{}_cross_entropy_with_logits"
+HELPERS = {
+    "tensorflow.contrib.seq2seq.sequence_loss": _contrib_sequence_loss,
+    # The research/inception trainer's loss (its slim/losses.py) and TF 0.12-era code
+    # ported with contrib's argument-order shims.
+    _FLIPPED.format("softmax"): _contrib_flipped_softmax_xent,
+    _FLIPPED.format("sparse_softmax"): _contrib_flipped_sparse_softmax_xent,
+    _FLIPPED.format("sigmoid"): _contrib_flipped_sigmoid_xent,
+}
