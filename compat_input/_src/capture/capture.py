@@ -67,6 +67,8 @@ class Captured:
     # Seeded random ops drawn by the example's position (random_draws.py): `fn` then needs
     # the position of each element, `ordinal`.
     positional: bool = False
+    # The tensors the graph takes from its sources and dequeues: what differs per example.
+    per_example: tuple = ()
     # Equal for captures that compute the same from the same flat arguments (one tower's
     # decode graph and the next one's): their map functions are traced once (core/tracing.py).
     # None where the graph reads state of its own (a variable, a counter).
@@ -371,11 +373,17 @@ def capture(targets: list, what: str, defer_errors: bool = False) -> Captured:
         ("source", (sources[0], i))
         for i in range(len(tf.nest.flatten(sources[0].dataset.element_spec)))
     ]
+    per_example = tuple(
+        graph.get_tensor_by_name(name)
+        for name, (kind, _) in walk.boundary.items()
+        if kind in ("source", "dequeue")
+    )
     return Captured(
         sources=sources,
         fn=fn,
         stateful=stateful,
         ops=ops,
+        per_example=per_example,
         passthrough=passthrough,
         dequeues=dequeues,
         positional=bool(draws),

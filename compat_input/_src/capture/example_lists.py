@@ -17,6 +17,7 @@ import tensorflow as tf
 from compat_input._src.bad_records import origins
 from compat_input._src.capture import capture as capture_lib
 from compat_input._src.capture import op_kinds
+from compat_input._src.capture import v1_conds
 from compat_input._src.capture import vectorize
 from compat_input._src.core import dataset_ops
 from compat_input._src.core import errors
@@ -123,6 +124,9 @@ class ExampleList:
         for op in self.captured.ops:
             if not op_kinds.per_example_safe(op):
                 return op_kinds.why_one_at_a_time(op)
+        switch = v1_conds.unconvertible(self.captured.ops, self.captured.per_example)
+        if switch is not None:  # pfor would refuse it: the block is not traced to find out.
+            return vectorize.no_conversion(f"Switch '{switch.name}' at {errors.created_at(switch)}")
         return None
 
     def one_at_a_time(self) -> str:

@@ -9,6 +9,8 @@ branches gives a value for any input and fails for none (`_TOTAL`): legacy ran o
 branch taken. Where it is the same for the block, a real Switch switches the block whole.
 """
 
+from typing import Optional
+
 import tensorflow as tf
 
 from compat_input._src.capture import op_kinds
@@ -79,6 +81,60 @@ class _Deadness:
             frontier.extend(c for t in op.outputs for c in t.consumers())
             frontier.extend(op._control_outputs)
         return found
+
+
+# Ops whose result differs between examples wherever an input does, whatever pfor makes
+# of them: the predicates of a DatasetDataProvider's `case` (a parsed format, compared,
+# stacked, counted) reach their Switch through these.
+_PER_EXAMPLE = frozenset(
+    {
+        *("Identity", "Cast", "Equal", "NotEqual", "Less", "LessEqual", "Greater"),
+        *("GreaterEqual", "LogicalAnd", "LogicalOr", "LogicalNot", "Pack", "Sum", "All"),
+        *("Any", "Reshape", "ParseExampleV2", "ParseSingleExample", "StringToNumber"),
+    }
+)
+
+
+def unconvertible(ops, per_example) -> Optional[tf.Operation]:
+    """A Switch of `ops` (a captured per-example graph) that `switch` would refuse, found
+    without tracing: its predicate differs between examples (it takes `per_example`, the
+    tensors each example brings, through `_PER_EXAMPLE` ops alone) and a branch holds an op
+    that is not `_TOTAL`. Tracing the block and converting up to it cost tf_slim's
+    image programs 37-44 ms of their build (their decoder's `case`), for nothing.
+    """
+    ops = set(ops)
+    per_example = {t.ref() for t in per_example}
+    known: dict = {}
+
+    def differs(t: tf.Tensor) -> bool:
+        if t.ref() in per_example:
+            return True
+        pending = [t]
+        while pending:  # Inputs first, without recursion: a long chain of ops is fine.
+            top = pending[-1]
+            if top.ref() in known or top.ref() in per_example:
+                pending.pop()
+                continue
+            op = top.op
+            if op not in ops or op.type not in _PER_EXAMPLE:
+                known[top.ref()] = False
+                pending.pop()
+                continue
+            todo = [i for i in op.inputs if i.ref() not in known and i.ref() not in per_example]
+            if todo:
+                pending.extend(todo)
+                continue
+            known[top.ref()] = any(i.ref() in per_example or known[i.ref()] for i in op.inputs)
+            pending.pop()
+        return known[t.ref()]
+
+    for op in sorted(ops, key=lambda o: o.name):
+        if op.type != "Switch" or not differs(_through_identities(op.inputs[1])):
+            continue
+        for index in (0, 1):
+            if any(not _total(o) for o in _Deadness(op, index).branch()):
+                return op
+    return None
 
 
 def switch(pfor_input):

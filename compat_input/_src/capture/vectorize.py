@@ -94,6 +94,14 @@ def blocks_or_none(what: str, why_not: Optional[str], block_size: Callable, make
     return None
 
 
+def no_conversion(where: str) -> str:
+    """Why an op with no block conversion (`where`: the op, made where) runs per example."""
+    return (
+        f"no block conversion for {where}; the rest of the per-example graph would run a "
+        "block at a time with it after the batcher, on the batch"
+    )
+
+
 def _reason(error: Exception) -> str:
     """pfor's error, in a line: which op of the program it could not convert, made where,
     and what would make the rest of the graph run a block at a time."""
@@ -116,11 +124,7 @@ def _reason(error: Exception) -> str:
     where = f"{op.type} '{op.name}' at {errors.created_at(op)}" if op is not None else None
     found = re.match(r"No pfor vectorization defined for (\S+)", text)
     if found:
-        return (
-            f"no block conversion for {where or 'op type ' + found.group(1)}; the rest of "
-            "the per-example graph would run a block at a time with it after the batcher, "
-            "on the batch"
-        )
+        return no_conversion(where or "op type " + found.group(1))
     if where and re.search(r"[Ss]hape|[Dd]imension|rank|\bdim -?\d", text):
         return (
             f"{where} could not run over a block ({text[:120]}): its values have a shape of "
