@@ -126,6 +126,31 @@ def test_one_record_readers_count_each_record_and_work_item_as_legacy(tmp_path, 
     assert [v[2:] for v in run.values] == [[n, n] for n in range(1, 7)]
 
 
+@pytest.mark.parametrize("damaged", [False, True])
+def test_a_tfrecord_reader_counts_each_file_finished_as_legacy(tmp_path, damaged):
+    # The last block of a file counts it finished, once the rest of the file was found
+    # empty: a damaged file raises first and is never counted, as on legacy.
+    files = [
+        write_tfrecords(str(tmp_path / f"f{i}.tfr"), [f"{i}-{j}".encode() for j in range(3)])
+        for i in range(3)
+    ]
+    if damaged:
+        with open(files[1], "ab") as f:
+            f.write(b"\x07" * 20)
+
+    def build(api):
+        queue = api.string_input_producer(files, num_epochs=1, shuffle=False)
+        reader = api.TFRecordReader()
+        key, value = reader.read(queue)
+        with tf.control_dependencies([key, value]):
+            completed = tf.identity(reader.num_work_units_completed())
+        return [value, completed]
+
+    run = assert_same(build)
+    assert [v[1] for v in run.values] == [0, 0, 0, 1, 1, 1, 2, 2, 2][: len(run.values)]
+    assert len(run.values) == (6 if damaged else 9)
+
+
 def test_identity_reader_returns_the_work_item_twice():
     run = assert_same(_read(lambda api: api.IdentityReader(), ["foo", "bar"], epochs=2))
     assert run.values == [[b"foo", b"foo"], [b"bar", b"bar"]] * 2

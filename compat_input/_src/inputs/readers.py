@@ -350,6 +350,7 @@ class TFRecordReader(ReaderBase):
     _default_name = "TFRecordReader"
     _notes = True
     _key_kind = "offset"
+    _counts_ends = True  # The last block's log counts the file finished (tfrecords.py).
 
     def __init__(self, name=None, options=None):
         self._options = options

@@ -52,8 +52,9 @@ def error_at(path: str, offset: int, compression: str) -> Optional[tf.errors.OpE
 def keyed_records(
     work: tf.Tensor, compression: str, block: int, key: Callable, bump, note=None
 ) -> tf.data.Dataset:
-    """`(file:offset key, record)` of the file `work`; `bump(keys)` runs a block at a time,
-    `note(key)` before the file is opened again at the end (see ReaderBase._records)."""
+    """`(file:offset key, record)` of the file `work`; `bump(keys, ended=...)` runs a block
+    at a time, the file's end counted by the last one; `note(key)` before the file is opened
+    again at the end (see ReaderBase._records)."""
     records = dataset_ops.one_file(
         graph_ops.TFRecordDataset, work, compression_type=compression or ""
     )
@@ -71,10 +72,12 @@ def keyed_records(
         sizes = tf.cast(tf.strings.length(records), tf.int64) + 16
         keys = key(work, start + tf.cumsum(sizes, exclusive=True))
         # Logged without a cond (each traces its branches, 10-15 ms of every TFRecord build):
-        # the end's block is empty, and logging an empty block changes no count.
-        with tf.control_dependencies(
-            [bump(keys), _rest_read(work, start, at_end, compression, note, key)]
-        ):
+        # the end's block is empty, and logging it counts only the file finished, once the
+        # rest of the file was found empty (damage raises first, as legacy's reader did).
+        # Counted here, the end needs no filter function of its own after the records.
+        with tf.control_dependencies([_rest_read(work, start, at_end, compression, note, key)]):
+            logged = bump(keys, ended=at_end)
+        with tf.control_dependencies([logged]):
             keys = tf.identity(keys)
         return start + tf.reduce_sum(sizes), (keys, records)
 
