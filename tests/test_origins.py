@@ -336,3 +336,23 @@ def test_without_install_errors_keep_tensorflows_message(tmp_path):
     assert compat.error is tf.errors.InvalidArgumentError
     assert "compat_input pipeline" not in compat.error_message
     assert "Expect 2 fields but have 1" in compat.error_message
+
+
+def test_the_end_of_the_input_names_the_pipeline_that_ended(tmp_path):
+    # tf.data says "End of sequence"; legacy's queue named itself, closed, short of a batch.
+    path = write(str(tmp_path / "a.csv"), "".join(f"{i},{i}\n" for i in range(50)))
+
+    def build(api):
+        queue = api.string_input_producer([path], num_epochs=1, shuffle=False)
+        _, line = api.TextLineReader().read(queue)
+        return api.shuffle_batch(decode_pair(line), 16, 40, 10, num_threads=2)
+
+    legacy = run_scenario(legacy_api(), build)
+    compat = run_compat(build)
+    assert compat.error is legacy.error is tf.errors.OutOfRangeError
+    assert len(compat.values) == len(legacy.values) == 3
+    assert "is closed and has insufficient elements" in legacy.error_message
+    first, rest = compat.error_message.split("\n", 1)
+    assert first.startswith("compat_input pipeline 'shuffle_batch' (made at ")
+    assert "test_origins.py:" in first and "has ended" in first
+    assert "End of sequence" in rest  # TensorFlow's own message, kept whole after it.

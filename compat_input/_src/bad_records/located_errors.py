@@ -13,6 +13,7 @@ from typing import Optional
 
 import tensorflow as tf
 
+from compat_input._src.core import errors
 from compat_input._src.core.tf_internals import session_lib
 from compat_input._src.runtime import iteration
 from compat_input._src.runtime import pipeline as pipeline_lib
@@ -78,6 +79,8 @@ def _locate(sess, fetches, error: tf.errors.OpError, run) -> tuple:
     never_started = _NEVER_STARTED.search(error.message)
     if never_started:  # The fix first, not after "Graph execution error:" and a stack.
         return _again(error, never_started.group(0).replace("\\'", "'")), None
+    if isinstance(error, tf.errors.OutOfRangeError):
+        return _ended(fetches, error), None
     if not isinstance(error, _LOCATED):
         return None, None
     # Raised as the input starts too (its start reads the variable), or by a read.
@@ -102,6 +105,23 @@ def _locate(sess, fetches, error: tf.errors.OpError, run) -> tuple:
     if where is None:
         return None, None
     return _again(error, f"compat_input pipeline '{pipeline.name}' {where}:"), pipeline
+
+
+def _ended(fetches, error: tf.errors.OutOfRangeError) -> Optional[tf.errors.OpError]:
+    """The end of the input, named: tf.data's own message is "End of sequence", where
+    legacy's queue named itself, closed, and the count it lacked."""
+    for pipeline in iteration.pipelines_behind(fetches):
+        for name in pipeline.read_op_names:
+            if re.search(rf"\b{re.escape(name)}\b", error.message):
+                where = errors.created_at(pipeline.resource.graph.get_operation_by_name(name))
+                return _again(
+                    error,
+                    f"compat_input pipeline '{pipeline.name}' (made at {where}) has ended: its "
+                    "input ran out (num_epochs, or a queue of the program's closed) with no "
+                    "more to deliver, where legacy's queue said it was closed and had "
+                    "insufficient elements.",
+                )
+    return None
 
 
 def raise_located(sess, fetches, error: tf.errors.OpError) -> None:
