@@ -3,7 +3,8 @@
 Each program in benchmarks/whole_programs/ is an unmodified TF1 trainer of a kind public
 programs are (the CIFAR-10 tutorial's, the PTB language model's, an ImageNet-style JPEG
 trainer, a tiny model's, youtube-8m's `read_up_to` + `parse_example` into
-`shuffle_batch_join` under a Supervisor), run three ways, each in its own process, in TF1 behaviour:
+`shuffle_batch_join` under a Supervisor, tf_slim's DatasetDataProvider + `batch` +
+`prefetch_queue` as research/slim's image classifier builds them), run three ways, each in its own process, in TF1 behaviour:
 
 - legacy:  `compat-input run --legacy PROGRAM`: TensorFlow's own queues;
 - compat:  `compat-input run PROGRAM`: compat_input, as a user runs it;
@@ -43,6 +44,7 @@ WORKLOADS = {
     "resnet": ("resnet_train.py", [], 100),
     "video": ("video_train.py", [], 30),
     "sentences": ("sentences_train.py", [], 30),
+    "slim": ("slim_train.py", [], 30),
 }
 MODES = ["legacy", "compat", "tfdata"]
 
