@@ -1467,3 +1467,99 @@ def test_to_tfdata_keeps_what_it_cannot_move_with_the_reason(body, reason):
     outcome = codemod.migrate_source("import tensorflow as tf\n" + body, "p.py", to_tfdata=True)
     kept = [f.flag.message for f in outcome.findings if f.flag.code == "CI015"]
     assert len(kept) == 1 and reason in kept[0], kept
+
+
+def test_legacy_seq2seq_sequence_loss_is_written_in_with_the_helper_it_calls():
+    # The PTB tutorial of TensorFlow 1.0-1.2: `tf.contrib.legacy_seq2seq.sequence_loss_by_example`.
+    outcome = _migrate(
+        """\
+        import tensorflow as tf
+        a = tf.contrib.legacy_seq2seq.sequence_loss([l], [t], [w])
+        b = tf.contrib.legacy_seq2seq.sequence_loss_by_example([l], [t], [w])
+        """
+    )
+    code = outcome.code
+    assert code.count("def _contrib_legacy_sequence_loss(") == 1
+    assert code.count("def _contrib_legacy_sequence_loss_by_example(") == 1
+    assert "a = _contrib_legacy_sequence_loss([l], [t], [w])" in code
+    assert "b = _contrib_legacy_sequence_loss_by_example([l], [t], [w])" in code
+    alone = _migrate(
+        """\
+        import tensorflow as tf
+        a = tf.contrib.legacy_seq2seq.sequence_loss([l], [t], [w])
+        """
+    ).code
+    # sequence_loss calls the per-example helper: the file defines it too.
+    assert alone.count("def _contrib_legacy_sequence_loss_by_example(") == 1
+
+
+@pytest.mark.parametrize(
+    "over_time, over_batch, own_loss",
+    [
+        (True, True, False),
+        (False, True, False),
+        (True, False, False),
+        (False, False, True),
+    ],
+)
+def test_the_written_legacy_seq2seq_losses_compute_contribs(over_time, over_batch, own_loss):
+    import numpy as np
+    import tensorflow as tf
+
+    from compat_input._src.commands import contrib_helpers
+
+    rng = np.random.RandomState(2)
+    logits = [rng.randn(4, 5).astype(np.float32) for _ in range(3)]
+    targets = [rng.randint(0, 5, 4).astype(np.int32) for _ in range(3)]
+    weights = [(rng.rand(4) > 0.3).astype(np.float32) for _ in range(3)]
+    weights[0][:] = 0.0  # A step that counts for nothing.
+    own = (
+        (
+            lambda labels, logits: (
+                2.0 * tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
+            )
+        )
+        if own_loss
+        else None
+    )
+    with tf.Graph().as_default():
+        args = (
+            [tf.constant(x) for x in logits],
+            [tf.constant(t) for t in targets],
+            [tf.constant(w) for w in weights],
+        )
+        per_example = contrib_helpers._contrib_legacy_sequence_loss_by_example(
+            *args, average_across_timesteps=over_time, softmax_loss_function=own
+        )
+        total = contrib_helpers._contrib_legacy_sequence_loss(
+            *args,
+            average_across_timesteps=over_time,
+            average_across_batch=over_batch,
+            softmax_loss_function=own,
+        )
+        with tf.compat.v1.Session() as sess:
+            got_per_example, got_total = sess.run([per_example, total])
+    # contrib's documented computation, in numpy.
+    steps = []
+    for x, t, w in zip(logits, targets, weights):
+        shifted = x - x.max(-1, keepdims=True)
+        log_probs = shifted - np.log(np.exp(shifted).sum(-1, keepdims=True))
+        steps.append(-log_probs[np.arange(4), t] * (2.0 if own_loss else 1.0) * w)
+    want = np.sum(steps, axis=0)
+    if over_time:
+        want = want / (np.sum(weights, axis=0) + 1e-12)
+    np.testing.assert_allclose(got_per_example, want, rtol=1e-5)
+    np.testing.assert_allclose(got_total, want.sum() / (4 if over_batch else 1), rtol=1e-5)
+
+
+def test_the_written_legacy_seq2seq_loss_refuses_lists_of_other_lengths():
+    import tensorflow as tf
+
+    from compat_input._src.commands import contrib_helpers
+
+    with tf.Graph().as_default():
+        step = tf.zeros([2, 3])
+        with pytest.raises(ValueError, match="must be the same 2, 1, 2"):
+            contrib_helpers._contrib_legacy_sequence_loss_by_example(
+                [step, step], [tf.zeros([2], tf.int32)] * 2, [tf.ones([2])]
+            )

@@ -82,7 +82,8 @@ class _ContribToHomes(cst.CSTTransformer):
                 return findings.dotted(cst.Name(module.rpartition(".")[2]), attribute)
             if name in contrib_helpers.HELPERS:
                 helper = contrib_helpers.HELPERS[name]
-                self.helpers[helper.__name__] = helper
+                for needed in (helper, *contrib_helpers.CALLS.get(helper, ())):
+                    self.helpers[needed.__name__] = needed
                 return cst.Name(helper.__name__)
             moved = rules.moved(name)
             if moved:

@@ -101,6 +101,67 @@ def _contrib_flipped_sigmoid_xent(logits, targets, name=None):
     )
 
 
+def _contrib_legacy_sequence_loss_by_example(
+    logits, targets, weights, average_across_timesteps=True, softmax_loss_function=None, name=None
+):
+    """tf.contrib.legacy_seq2seq.sequence_loss_by_example of TensorFlow 1.x, written into
+    this file by `compat-input migrate` (tf.contrib is gone in TensorFlow 2): for lists of
+    steps (`logits` [batch, classes], `targets` and `weights` [batch] each), each example's
+    weighted cross-entropy summed over the steps, divided by its summed weights where
+    `average_across_timesteps`."""
+    import tensorflow
+
+    tf = tensorflow.compat.v1
+    if not len(logits) == len(targets) == len(weights):
+        raise ValueError(
+            "Lengths of logits, weights, and targets must be the same "
+            f"{len(logits)}, {len(weights)}, {len(targets)}."
+        )
+    with tf.name_scope(name, "sequence_loss_by_example", logits + targets + weights):
+        losses = []
+        for logit, target, weight in zip(logits, targets, weights):
+            if softmax_loss_function is None:
+                loss = tf.nn.sparse_softmax_cross_entropy_with_logits(
+                    labels=tf.reshape(target, [-1]), logits=logit
+                )
+            else:
+                loss = softmax_loss_function(labels=target, logits=logit)
+            losses.append(loss * weight)
+        total = tf.add_n(losses)
+        if average_across_timesteps:
+            total /= tf.add_n(weights) + 1e-12  # All-zero weights divide by almost nothing.
+        return total
+
+
+def _contrib_legacy_sequence_loss(
+    logits,
+    targets,
+    weights,
+    average_across_timesteps=True,
+    average_across_batch=True,
+    softmax_loss_function=None,
+    name=None,
+):
+    """tf.contrib.legacy_seq2seq.sequence_loss of TensorFlow 1.x, written into this file by
+    `compat-input migrate`: `_contrib_legacy_sequence_loss_by_example` summed over the
+    batch, divided by the batch size where `average_across_batch`."""
+    import tensorflow
+
+    tf = tensorflow.compat.v1
+    with tf.name_scope(name, "sequence_loss", logits + targets + weights):
+        cost = tf.reduce_sum(
+            _contrib_legacy_sequence_loss_by_example(
+                logits, targets, weights, average_across_timesteps, softmax_loss_function
+            )
+        )
+        if average_across_batch:
+            return cost / tf.cast(tf.shape(targets[0])[0], cost.dtype)
+        return cost
+
+
+# Helpers a helper calls: the codemod writes them into the file with it.
+CALLS = {_contrib_legacy_sequence_loss: (_contrib_legacy_sequence_loss_by_example,)}
+
 # Qualified tf.contrib name -> the function above that replaces it.
 _FLIPPED = "tensorflow.contrib.nn.deprecated_flipped_{}_cross_entropy_with_logits"
 HELPERS = {
@@ -110,4 +171,9 @@ HELPERS = {
     _FLIPPED.format("softmax"): _contrib_flipped_softmax_xent,
     _FLIPPED.format("sparse_softmax"): _contrib_flipped_sparse_softmax_xent,
     _FLIPPED.format("sigmoid"): _contrib_flipped_sigmoid_xent,
+    # The PTB tutorial of TensorFlow 1.0-1.2 and the models of its time.
+    "tensorflow.contrib.legacy_seq2seq.sequence_loss": _contrib_legacy_sequence_loss,
+    "tensorflow.contrib.legacy_seq2seq.sequence_loss_by_example": (
+        _contrib_legacy_sequence_loss_by_example
+    ),
 }
