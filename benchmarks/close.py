@@ -17,7 +17,6 @@ Each run is its own process, modes interleaved; TF1 behaviour (`compat-input run
 import argparse
 import os
 import statistics
-import subprocess
 import tempfile
 
 import data
@@ -63,16 +62,7 @@ def _run(mode: str, seconds: float, folder: str) -> float:
     program = os.path.join(folder, "close_program.py")
     with open(program, "w") as f:
         f.write(_PROGRAM)
-    done = subprocess.run(
-        data.runner(mode) + [program, str(seconds)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"),
-    )
-    if done.returncode != 0:
-        raise RuntimeError(f"{mode} failed:\n{done.stderr[-2000:]}")
-    line = [x for x in done.stdout.splitlines() if x.startswith("CLOSE")][-1]
+    line = data.last_line(data.runner(mode) + [program, str(seconds)], mode, "CLOSE")
     return float(line.split()[1])
 
 

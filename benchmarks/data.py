@@ -1,9 +1,10 @@
 """What the benchmark drivers share: the data files run.py and whole.py make for their
-programs, our modules compiled as an install compiles them (towers.py too), and the
-command that runs a program each way."""
+programs, our modules compiled as an install compiles them (towers.py too), the
+command that runs a program each way, and running one for the line it reports."""
 
 import compileall
 import os
+import subprocess
 import sys
 
 import numpy as np
@@ -28,6 +29,19 @@ def runner(mode: str, world: str = "tf1") -> list:
     else:
         command = [sys.executable, os.path.join(ROOT, "benchmarks", "tf2_world.py")]
     return command + ([] if mode == "compat" else ["--legacy"])
+
+
+def last_line(command: list, what: str, tag: str = "", env=None, timeout: int = 600) -> str:
+    """The last line of `command`'s output that starts with `tag`, the program run in a
+    process of its own with TensorFlow's logs quiet (`env` adds to the environment);
+    RuntimeError naming `what`, with the end of its stderr, if it fails."""
+    environment = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", **(env or {})}
+    done = subprocess.run(
+        command, capture_output=True, text=True, env=environment, timeout=timeout
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"{what} failed:\n{done.stderr[-2000:]}")
+    return [line for line in done.stdout.strip().splitlines() if line.startswith(tag)][-1]
 
 
 def csv_shard(root: str, rng: np.random.Generator, shard: int) -> None:

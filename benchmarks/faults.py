@@ -16,9 +16,10 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
+
+import data
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -119,17 +120,9 @@ os._exit(0)
 
 
 def _run(code: str, *args) -> dict:
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONPATH=os.path.dirname(HERE))
-    done = subprocess.run(
-        [sys.executable, "-c", code, *map(str, args)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=900,
-    )
-    if done.returncode != 0:
-        raise RuntimeError(done.stderr[-2000:])
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    command = [sys.executable, "-c", code, *map(str, args)]
+    env = {"PYTHONPATH": os.path.dirname(HERE)}
+    return json.loads(data.last_line(command, str(args[0]), env=env, timeout=900))
 
 
 def _median(runs: list, key: str) -> float:

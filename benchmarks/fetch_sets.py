@@ -17,7 +17,6 @@ install() (benchmarks/tf2_world.py).
 import argparse
 import os
 import statistics
-import subprocess
 import tempfile
 
 import data
@@ -71,16 +70,8 @@ print("FETCH", costs[len(costs) // 2], library)
 
 
 def _run(mode: str, shape: str, seeded: bool, root: str, program: str, world: str) -> tuple:
-    done = subprocess.run(
-        data.runner(mode, world) + [program, root, shape, "1" if seeded else "0"],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"),
-    )
-    if done.returncode != 0:
-        raise RuntimeError(f"{mode} {shape} failed:\n{done.stderr[-2000:]}")
-    _, seconds, library = [x for x in done.stdout.splitlines() if x.startswith("FETCH")][-1].split()
+    command = data.runner(mode, world) + [program, root, shape, "1" if seeded else "0"]
+    _, seconds, library = data.last_line(command, f"{mode} {shape}", "FETCH").split()
     return float(seconds), int(library)
 
 

@@ -17,6 +17,8 @@ import subprocess
 import sys
 import tempfile
 
+import data
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
@@ -62,16 +64,8 @@ def _env(service: str = "") -> dict:
 
 
 def _read(mode: str, files: list, service: str = "") -> dict:
-    done = subprocess.run(
-        [sys.executable, "-c", _READ, mode, *files],
-        capture_output=True,
-        text=True,
-        env=_env(service),
-        timeout=600,
-    )
-    if done.returncode != 0:
-        raise RuntimeError(done.stderr[-2000:])
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    command = [sys.executable, "-c", _READ, mode, *files]
+    return json.loads(data.last_line(command, mode, env=_env(service)))
 
 
 def _serve(workers: int):
