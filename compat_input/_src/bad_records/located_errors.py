@@ -88,11 +88,7 @@ def _locate(sess, fetches, error: tf.errors.OpError, run) -> tuple:
     if fix:
         return _again(error, fix), None
     pipelines = [p for p in iteration.pipelines_behind(fetches) if p.origins is not None]
-    named = [
-        p
-        for p in pipelines
-        if any(re.search(rf"\b{re.escape(n)}\b", error.message) for n in p.read_op_names)
-    ]
+    named = [p for p in pipelines if _read_named(p, error.message) is not None]
     if len(pipelines) > 1:
         pipelines = named
     if len(pipelines) != 1:
@@ -107,20 +103,28 @@ def _locate(sess, fetches, error: tf.errors.OpError, run) -> tuple:
     return _again(error, f"compat_input pipeline '{pipeline.name}' {where}:"), pipeline
 
 
+def _read_named(pipeline, message: str) -> Optional[str]:
+    """The name of `pipeline`'s read op that `message` (an error's) names, or None."""
+    for name in pipeline.read_op_names:
+        if re.search(rf"\b{re.escape(name)}\b", message):
+            return name
+    return None
+
+
 def _ended(fetches, error: tf.errors.OutOfRangeError) -> Optional[tf.errors.OpError]:
     """The end of the input, named: tf.data's own message is "End of sequence", where
     legacy's queue named itself, closed, and the count it lacked."""
     for pipeline in iteration.pipelines_behind(fetches):
-        for name in pipeline.read_op_names:
-            if re.search(rf"\b{re.escape(name)}\b", error.message):
-                where = errors.created_at(pipeline.resource.graph.get_operation_by_name(name))
-                return _again(
-                    error,
-                    f"compat_input pipeline '{pipeline.name}' (made at {where}) has ended: its "
-                    "input ran out (num_epochs, or a queue of the program's closed) with no "
-                    "more to deliver, where legacy's queue said it was closed and had "
-                    "insufficient elements.",
-                )
+        name = _read_named(pipeline, error.message)
+        if name is not None:
+            where = errors.created_at(pipeline.resource.graph.get_operation_by_name(name))
+            return _again(
+                error,
+                f"compat_input pipeline '{pipeline.name}' (made at {where}) has ended: its "
+                "input ran out (num_epochs, or a queue of the program's closed) with no "
+                "more to deliver, where legacy's queue said it was closed and had "
+                "insufficient elements.",
+            )
     return None
 
 
