@@ -849,3 +849,90 @@ def test_a_decoder_s_case_that_pfor_refuses_is_not_traced_for_blocks(tmp_path, m
     assert how.startswith("per example (") and "test_vectorize.py" in how, how
     assert attempts == []
     assert_in_one_thread_order(build)
+
+
+def _sequences(tmp_path, lengths) -> str:
+    """TFRecords of SequenceExamples: context `label` k, feature list `frames` of
+    `lengths[k]` steps, each of 4 floats that name (k, step, place)."""
+
+    def sequence(k, steps):
+        frames = [
+            tf.train.Feature(
+                float_list=tf.train.FloatList(value=[k + t / 10 + p / 100 for p in range(4)])
+            )
+            for t in range(steps)
+        ]
+        return tf.train.SequenceExample(
+            context=tf.train.Features(
+                feature={"label": tf.train.Feature(int64_list=tf.train.Int64List(value=[k]))}
+            ),
+            feature_lists=tf.train.FeatureLists(
+                feature_list={"frames": tf.train.FeatureList(feature=frames)}
+            ),
+        ).SerializeToString()
+
+    records = [sequence(k, n) for k, n in enumerate(lengths)]
+    return write_tfrecords(str(tmp_path / "seq.tfrecord"), records)
+
+
+def _parse_frames(serialized):
+    context, lists = tf1.parse_single_sequence_example(
+        serialized,
+        context_features={"label": tf1.FixedLenFeature([], tf.int64)},
+        sequence_features={"frames": tf1.FixedLenSequenceFeature([4], tf.float32)},
+    )
+    return context["label"], lists["frames"]
+
+
+def test_sequence_examples_reshaped_to_a_fixed_shape_are_vectorized_and_match_legacy(tmp_path):
+    # cross_conv's input: a sequence of frames of one count, reshaped to images.
+    path = _sequences(tmp_path, [3] * 30)
+
+    def build(api, threads=2):
+        queue = api.string_input_producer([path], num_epochs=1, shuffle=False)
+        _, serialized = api.TFRecordReader().read(queue)
+        label, frames = _parse_frames(serialized)
+        images = tf.reshape(frames, [3, 2, 2])
+        return api.batch([images, label], 4, num_threads=threads, allow_smaller_final_batch=True)
+
+    assert _mapped(build) == [f"vectorized, {vectorize.BLOCK} examples a block"]
+    assert _built_vectorized(build)
+    _, compat = assert_in_one_thread_order(build)
+    assert flatten_examples(compat.values, 1) == list(range(30))
+
+
+def test_a_sequence_of_another_length_before_a_fixed_reshape_fails_and_is_named(tmp_path):
+    # The block is parsed padded to its longest sequence; the short one's reshape would
+    # pass there, and must fail as it failed alone.
+    path = _sequences(tmp_path, [2] * 9 + [1])
+
+    def build(api):
+        queue = api.string_input_producer([path], num_epochs=1, shuffle=False)
+        _, serialized = api.TFRecordReader().read(queue)
+        label, frames = _parse_frames(serialized)
+        return api.batch([tf.reshape(frames, [8]), label], 10, num_threads=2)
+
+    assert _built_vectorized(build)
+    legacy, compat = differential(build, install=True)
+    assert compat.values == legacy.values == []
+    assert legacy.error is tf.errors.OutOfRangeError  # Legacy hid the reshape's error.
+    assert compat.error is tf.errors.InvalidArgumentError
+    assert "seq.tfrecord at byte offset" in compat.error_message, compat.error_message
+
+
+def test_sequences_of_their_own_length_run_per_example_and_say_which_feature_list(tmp_path):
+    path = _sequences(tmp_path, [1 + k % 4 for k in range(20)])
+
+    def build(api, threads=2):
+        queue = api.string_input_producer([path], num_epochs=1, shuffle=False)
+        _, serialized = api.TFRecordReader().read(queue)
+        label, frames = _parse_frames(serialized)
+        first = tf.pad(frames, [[0, 4], [0, 0]])[:4]
+        first.set_shape([4, 4])
+        return api.batch([first, tf.shape(frames)[0], label], 4, num_threads=threads)
+
+    (how,) = _mapped(build)
+    assert how.startswith("per example (ParseSequenceExampleV2"), how
+    assert "feature list 'frames'" in how and "test_vectorize.py:" in how, how
+    _, compat = assert_in_one_thread_order(build)
+    assert flatten_examples(compat.values, 1) == [1 + k % 4 for k in range(20)]

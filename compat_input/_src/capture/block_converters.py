@@ -7,6 +7,8 @@ exactly as it was afterwards (`converters`).
   any other length fails anyway; elsewhere a block whose strings differ is decoded from a
   stand-in of one length and then thrown away for the example-at-a-time result, so a
   program that decodes records of several lengths gets what it got before.
+- ParseSequenceExampleV2 (`parse_single_sequence_example`), which pfor lacks: once on
+  the block's records, where its feature lists are reshaped to a fixed shape.
 - Slice with a per-example `begin` (what `random_crop` makes). pfor gathers every
   coordinate of the result with one gather_nd, which made the crop cost more than the whole
   rest of an image pipeline; gathering one axis at a time is 3x faster.
@@ -40,13 +42,17 @@ _local = threading.local()
 
 
 def _pinned(tensor: tf.Tensor) -> bool:
-    """Whether every example whose `tensor` (1-D) differs in length fails anyway.
+    """Whether every example whose `tensor` differs in length (its first axis; any others
+    fixed) fails anyway.
 
     True when `tensor`, or its tail from a fixed index, is reshaped to a fixed shape: the
-    CIFAR and image-bytes patterns. Every op of the per-example graph runs for every
-    example, so that reshape fails any other length, one example at a time or not.
+    CIFAR and image-bytes patterns, a sequence of frames of one count. Every op of the
+    per-example graph runs for every example, so that reshape fails any other length, one
+    example at a time or not.
     """
-    if tensor.shape.rank != 1:
+    if tensor.shape.rank is None or tensor.shape.rank < 1:
+        return False
+    if not tensor.shape[1:].is_fully_defined():
         return False
     for consumer in tensor.consumers():
         if consumer.type in ("Cast", "Identity", "EnsureShape"):
@@ -56,7 +62,11 @@ def _pinned(tensor: tf.Tensor) -> bool:
             shape = tf.get_static_value(consumer.inputs[1])
             if shape is not None and (shape > 0).all():
                 return True
-        elif consumer.type == "StridedSlice" and consumer.inputs[0] is tensor:
+        elif (
+            consumer.type == "StridedSlice"
+            and consumer.inputs[0] is tensor
+            and tensor.shape.rank == 1
+        ):
             # value[b:]: for lengths of at least b, one length out for each length in.
             begin, end, strides = (tf.get_static_value(t) for t in consumer.inputs[1:])
             masks = {
@@ -75,6 +85,66 @@ def _pinned(tensor: tf.Tensor) -> bool:
             ):
                 return True
     return False
+
+
+class NotBlockwise(ValueError):
+    """An op this module converts only in part, used as it is not: `op` (the captured copy
+    of the program's) and `why`, for the reason reported at exit."""
+
+    def __init__(self, op: tf.Operation, why: str):
+        super().__init__(f"{op.type} '{op.name}' {why}")
+        self.op, self.why = op, why
+
+
+def _parse_sequence(pfor_input):
+    """ParseSequenceExampleV2 (`parse_single_sequence_example`) on a block: the op itself
+    on the block's records, as ParseExampleV2 is (pfor's). A dense feature list is of its
+    own length in each example and the block's is padded to the longest: taken only where
+    the program reshapes it to a fixed shape (`_pinned`, cross_conv's frames), with every
+    example checked to be of one length, as that reshape checked each alone. Ragged
+    features and feature lists used otherwise leave the batcher one example at a time."""
+    op = pfor_input.op
+    if op.get_attr("context_ragged_value_types") or op.get_attr("feature_list_ragged_value_types"):
+        raise NotBlockwise(op, "parses RaggedFeatures, which a block does not convert")
+    if any(pfor_input.input(i)[1] for i in range(1, len(pfor_input.inputs))):
+        raise NotBlockwise(op, "takes keys, defaults or names that differ between examples")
+    names = tf.get_static_value(pfor_input.unstacked_input(1))
+    if names is None or names.size:
+        # Its errors name each record: one name can not stand for a block's.
+        raise NotBlockwise(op, "names its record (example_name)")
+    inputs = [pfor_input.stacked_input(0)]
+    inputs += [pfor_input.unstacked_input(i) for i in range(1, len(pfor_input.inputs))]
+    outputs = _pfor._create_op(
+        op.type, inputs, [t.dtype for t in op.outputs], attrs=op.node_def.attr
+    ).outputs
+    lists = op.get_attr("Nfeature_list_dense")
+    first = 3 * op.get_attr("Ncontext_sparse") + len(op.get_attr("Tcontext_dense"))
+    first += 3 * op.get_attr("Nfeature_list_sparse")
+    keys = tf.get_static_value(op.inputs[6])
+    checks = []
+    for i in range(lists):
+        values, lengths = op.outputs[first + i], outputs[first + lists + i]
+        if not values.consumers():
+            continue
+        key = keys[i].decode() if keys is not None else str(i)
+        if not _pinned(values):
+            raise NotBlockwise(
+                op,
+                f"gives feature list '{key}' of a length of its own in each example; "
+                "where the program fixes its length (a reshape to fixed dims), blocks run",
+            )
+        checks.append(
+            tf.debugging.assert_equal(
+                tf.reduce_min(lengths, keepdims=True),
+                tf.reduce_max(lengths, keepdims=True),
+                message=f"parse_single_sequence_example: feature list '{key}' is of "
+                "several lengths where the program reshapes it to one",
+            )
+        )
+    if checks:
+        with tf.control_dependencies(checks):
+            outputs = [tf.identity(t) for t in outputs]
+    return [_pfor.wrap(t, True, True) for t in outputs]
 
 
 def _decode_raw(pfor_input):
@@ -267,7 +337,12 @@ def converters(uniforms: list, fixed: tuple = ()):
     quiet = _QuietConversion()
     with _lock:
         logger.addFilter(quiet)
-        ours = {"DecodeRaw": _decode_raw, "Switch": v1_conds.switch, "Merge": v1_conds.merge}
+        ours = {
+            "DecodeRaw": _decode_raw,
+            "ParseSequenceExampleV2": _parse_sequence,
+            "Switch": v1_conds.switch,
+            "Merge": v1_conds.merge,
+        }
         ours.update(dict.fromkeys(random_draws.STATELESS_TYPES, random_draws.vectorize_twin))
         # pfor's own, called by ours where theirs fits.
         around = {
