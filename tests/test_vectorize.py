@@ -936,3 +936,37 @@ def test_sequences_of_their_own_length_run_per_example_and_say_which_feature_lis
     assert "feature list 'frames'" in how and "test_vectorize.py:" in how, how
     _, compat = assert_in_one_thread_order(build)
     assert flatten_examples(compat.values, 1) == [1 + k % 4 for k in range(20)]
+
+
+def _blocks_at_once(graph: tf.Graph) -> list:
+    """`(blocks mapped at once, examples a block)` of each block map in `graph`."""
+    found = []
+    for op in graph.get_operations():
+        if op.type == "ParallelMapDatasetV2":
+            calls = tf.get_static_value(op.inputs[-1])
+            source = op.inputs[0].op
+            if source.type == "BatchDatasetV2":  # The blocks' own batch.
+                found.append((int(calls), int(tf.get_static_value(source.inputs[1]))))
+    return found
+
+
+@pytest.mark.parametrize("frame", [12, 6144])
+def test_blocks_mapped_at_once_hold_what_many_threads_would_without_growing_with_big_examples(
+    tmp_path, frame
+):
+    # cross_conv: shuffle_batch(num_threads=64) of sequences of frames, 98 KB each. As many
+    # blocks (16 examples) at once as threads held 100 MB, all of it in each checkpoint.
+    path = _sequences(tmp_path, [2] * 4)
+
+    with tf.Graph().as_default() as graph:
+        queue = compat_input.string_input_producer([path])
+        _, serialized = compat_input.TFRecordReader().read(queue)
+        _, frames = _parse_frames(serialized)
+        big = tf.tile(tf.reshape(frames, [2, 4]), [1, frame // 4])
+        compat_input.shuffle_batch([big], 2, capacity=40, min_after_dequeue=4, num_threads=64)
+    ((calls, block),) = _blocks_at_once(graph)
+    example = 2 * frame * 4
+    if block * example * 64 <= 32 * 1024 * 1024:
+        assert calls == 64  # Small blocks: one for each of the program's threads.
+    else:
+        assert 2 <= calls < 64 and calls * block * example <= 32 * 1024 * 1024, (calls, block)

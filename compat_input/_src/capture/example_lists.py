@@ -144,14 +144,21 @@ class ExampleList:
         keep = True if self.keep is True else self.keep.shape.ndims
         return f"examples_{self.captured.key}_{parts}_{self.shapes}_{keep}_{self.enqueue_many}"
 
-    def block_size(self) -> int:
-        """Examples per vectorized block (see vectorize.block_size); where blocks line up
-        with batches, the largest divisor of the batch size that is no bigger."""
+    def _shapes_and_dtypes(self) -> tuple:
         shapes, dtypes = list(self.shapes), [t.dtype for t in self.tensors]
         if self.keep is not True:  # The keep_input column.
             shapes.append(tf.TensorShape([]))
             dtypes.append(tf.bool)
-        most = vectorize.block_size(shapes, dtypes)
+        return shapes, dtypes
+
+    def example_bytes(self) -> int:
+        """About how many bytes one of its examples holds (vectorize.example_bytes)."""
+        return vectorize.example_bytes(*self._shapes_and_dtypes())
+
+    def block_size(self) -> int:
+        """Examples per vectorized block (see vectorize.block_size); where blocks line up
+        with batches, the largest divisor of the batch size that is no bigger."""
+        most = vectorize.block_size(*self._shapes_and_dtypes())
         size = self.lined_up_with
         if size is None:
             return most
@@ -309,6 +316,7 @@ def examples_of(item: ExampleList, elements, parallel, skipping: bool, logs: lis
             block=block,
             key=key,
             fixed=_fixed_length(item.captured.sources, positional),
+            example_size=item.example_bytes(),
         ),
     )
     if blocks is not None:

@@ -109,7 +109,9 @@ def files_side_by_side(lists: list, parallel: dict, skipping: bool, logs: list) 
         lists[0].what,
         next((r for r in reasons if r is not None), None),
         lists[0].block_size,
-        lambda block: vectorize.map_blocks(blocks_of, branches, parallel, which, block),
+        lambda block: vectorize.map_blocks(
+            blocks_of, branches, parallel, which, block, example_size=lists[0].example_bytes()
+        ),
     )
     if blocks is not None:
         return blocks

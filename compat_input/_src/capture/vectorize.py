@@ -17,6 +17,7 @@ example to example, is converted before pfor sees it (split_tokens.py).
 where it was not: `compat-input run` reports it at exit, so that a slow path is never silent.
 """
 
+import os
 import re
 from collections.abc import Callable
 from typing import Optional
@@ -40,12 +41,22 @@ BLOCK = 128
 _BLOCK_BYTES = 512 * 1024
 
 
-def block_size(shapes: list, dtypes: list) -> int:
-    """Examples per block for examples of these (fully defined) shapes and types."""
-    size = sum(
+# Blocks being mapped at once hold at most about this much, where num_threads blocks would
+# hold more.
+_IN_FLIGHT_BYTES = 64 * _BLOCK_BYTES
+
+
+def example_bytes(shapes: list, dtypes: list) -> int:
+    """About how many bytes an example of these (fully defined) shapes and types holds."""
+    return sum(
         max(1, shape.num_elements()) * (64 if dtype == tf.string else dtype.size)
         for shape, dtype in zip(shapes, dtypes)
     )
+
+
+def block_size(shapes: list, dtypes: list) -> int:
+    """Examples per block for examples of these (fully defined) shapes and types."""
+    size = example_bytes(shapes, dtypes)
     block = BLOCK
     while block > 16 and block * size > _BLOCK_BYTES:
         block //= 2
@@ -171,6 +182,7 @@ def map_blocks(
     block: int = BLOCK,
     key: Optional[str] = None,
     fixed: tuple = (),
+    example_size: int = 0,
 ) -> tf.data.Dataset:
     """Examples from `dataset`'s elements, a block at a time; NotVectorized if pfor cannot
     convert them.
@@ -181,7 +193,8 @@ def map_blocks(
     vectorized graph, so that every branch is vectorized in the block's own graph. `key`
     names what `branches[0]` computes, where it is the only branch (tracing.shared_map).
     `fixed`: the positions in the flat element of strings that all have one length (a
-    fixed-length reader's records).
+    fixed-length reader's records). `example_size`: about how many bytes an example holds
+    (`example_bytes`), which bounds the blocks mapped at once.
     """
 
     def one(element):
@@ -225,7 +238,7 @@ def map_blocks(
             lambda element: block_examples(
                 *(element if isinstance(element, tuple) else (element,))
             ),
-            parallel=parallel,
+            parallel=_in_flight(parallel, block * example_size),
             prune=True,  # What pfor converted stays behind, dead.
         )
     except NotVectorized:
@@ -233,6 +246,25 @@ def map_blocks(
     except Exception as e:  # pfor has no converter for some op: the per-example map is used.
         raise NotVectorized(_reason(e)) from e
     return dataset_ops.unbatch(blocks)
+
+
+def _in_flight(parallel: dict, block_bytes: int) -> dict:
+    """`parallel` for a map of blocks of `block_bytes` each: the program's `num_threads`
+    blocks at once, fewer where they would hold more than `_IN_FLIGHT_BYTES`.
+
+    Legacy's threads each prepared one example, and blocks are smaller than 512 KB but for
+    big examples, 16 to a block: cross_conv's `shuffle_batch(num_threads=64)` of sequences
+    of frames (98 KB each) had 64 blocks, 100 MB, in flight, all of it in each checkpoint
+    (126 MB of input positions, 26 MB one example at a time). Blocks of every size kept to
+    2 per core cost CIFAR-10's input (16 blocks of 64 at once) throughput in most runs on
+    2 cores: only big blocks are kept fewer.
+    """
+    calls = parallel.get("num_parallel_calls")
+    if not isinstance(calls, int) or calls <= 0 or not block_bytes:
+        return parallel  # None, or AUTOTUNE's choice.
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    most = max(_IN_FLIGHT_BYTES // block_bytes, 2 * (cores or 1))
+    return {**parallel, "num_parallel_calls": min(calls, most)}
 
 
 def _vectorized(examples: Callable, elements: tuple, uniforms: list, fixed=()) -> tuple:
