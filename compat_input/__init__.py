@@ -25,7 +25,7 @@ _EXPORTS = {
     "QueueRunner": "runtime.runners",
     "RandomShuffleQueue": "batchers.queues",
     "ReaderBase": "inputs.readers",
-    "Saver": "runtime.checkpoint",
+    "Saver": "runtime.restoring",
     "Supervisor": "runtime.supervisor",
     "TFRecordReader": "inputs.readers",
     "TextLineReader": "inputs.readers",

@@ -44,6 +44,7 @@ from compat_input._src.core.tf_internals import session_lib
 from compat_input._src.runtime import checkpoint
 from compat_input._src.runtime import graph_files
 from compat_input._src.runtime import input_waits
+from compat_input._src.runtime import restoring
 from compat_input._src.runtime import session_close
 from compat_input._src.runtime import session_options
 
@@ -145,7 +146,7 @@ PATCHES = tuple(
     Patch(
         lambda: saver_lib.Saver,
         "restore",
-        checkpoint.tolerant_restore,
+        restoring.tolerant_restore,
         "a Saver built after the input restores checkpoints written without positions",
     ),
     Patch(

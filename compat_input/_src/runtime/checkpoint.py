@@ -17,7 +17,7 @@ queues) are left out with a warning naming them.
 A position belongs to the input that saved it: its key names the pipeline and a
 fingerprint of what it reads (its files, batch size, seeds: the dataset ops' attributes and
 constants), `compat_input/<name>/position.<fingerprint>_POSITION`. A checkpoint restores into
-any graph whose variables it holds, as legacy's did (`tolerant_restore`): an input whose
+any graph whose variables it holds, as legacy's did (restoring.py): an input whose
 position it lacks, or holds for another input of that name (a training checkpoint restored
 into an evaluation graph, or a compat_input version whose pipeline for it differs: a
 bucketing input since its examples carry their bucket's key), starts from the beginning, and
@@ -27,9 +27,7 @@ a warning says so.
 import functools
 import hashlib
 import logging
-import os
 import time
-import weakref
 
 import tensorflow as tf
 
@@ -275,85 +273,6 @@ def positions(saver) -> list:
     return [item for item in items if is_position(item)]
 
 
-def _positions_missing(positions: list, save_path: str) -> list:
-    """Those of a Saver's `positions` that the checkpoint lacks; [] if it cannot be read."""
-    try:
-        keys = set(tf.train.load_checkpoint(save_path).get_variable_to_shape_map())
-    except (tf.errors.OpError, ValueError):
-        return []
-    return [item for item in positions if any(spec.name not in keys for spec in item.specs)]
-
-
-def _without(var_list, missing: list):
-    if isinstance(var_list, dict):
-        return {k: v for k, v in var_list.items() if not any(v is m for m in missing)}
-    return [v for v in var_list if not any(v is m for m in missing)]
-
-
-# (checkpoint directory, input names) already named in a warning.
-_said: set = set()
-
-
-# Saver -> {the positions it lacks -> the Saver without them}: an evaluation loop restores
-# each new checkpoint into one graph, which then gains one Saver, not one a checkpoint.
-_fallbacks: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
-def _fallback(saver, graph: tf.Graph, missing: list):
-    made = _fallbacks.setdefault(saver, {})
-    key = tuple(sorted(spec.name for m in missing for spec in m.specs))
-    if key not in made:
-        finalized = graph.finalized
-        # MonitoredTrainingSession, the Supervisor and evaluators (im2txt's) finalize the
-        # graph; the Saver without those positions is built, then it is finalized again.
-        if finalized:
-            tf_internals.unfinalize(graph)
-        try:
-            with graph.as_default():
-                made[key] = tf1.train.Saver(
-                    var_list=_without(tf_internals.saver_var_list(saver), missing),
-                    max_to_keep=None,
-                )
-        finally:
-            if finalized:
-                graph.finalize()
-    return made[key]
-
-
-def tolerant_restore(restore):
-    """`Saver.restore` that restores a checkpoint into any graph whose variables it holds,
-    as legacy's did: an input whose position the checkpoint lacks (written by legacy code,
-    with positions off, or by a graph with other inputs) starts from the beginning.
-    Installed by `install()` (commands/install.py)."""
-
-    def restore_without_positions_if_absent(self, sess, save_path):
-        # The checkpoint's index is read first: a restore that failed on a missing position
-        # had read the model's variables already, and the second said so again ("Restoring
-        # parameters from" twice, Inception's 95 MB read twice, in every evaluator).
-        held = positions(self) if save_path is not None else []
-        missing = _positions_missing(held, save_path) if held else []
-        if not missing:
-            return restore(self, sess, save_path)
-        names = sorted({position_costs.pipeline_of_key(m.specs[0].name) for m in missing})
-        said = (os.path.dirname(os.path.abspath(save_path)), tuple(names))
-        if said not in _said:  # Once: an evaluation hook restores each new checkpoint.
-            _said.add(said)
-            logger.warning(
-                "compat_input: checkpoint %s holds no input position for %s (written by "
-                "legacy code, with positions off, by another input of that name, or by a "
-                "compat_input version that built that input otherwise); "
-                "variables are restored and %s from the beginning (said once for the "
-                "checkpoints of this directory).",
-                save_path,
-                ", ".join(f"'{n}'" for n in names),
-                "that input starts" if len(names) == 1 else "those inputs start",
-            )
-        return restore(_fallback(self, sess.graph, missing), sess, save_path)
-
-    restore_without_positions_if_absent.__wrapped__ = restore
-    return restore_without_positions_if_absent
-
-
 def noting_save(save):
     """`Saver.save` that notes the checkpoint it wrote and how long that took. Installed by
     `install()` (commands/install.py)."""
@@ -368,18 +287,3 @@ def noting_save(save):
 
     save_noting_positions.__wrapped__ = save
     return save_noting_positions
-
-
-class Saver(tf1.train.Saver):
-    """Drop-in replacement for `tf.compat.v1.train.Saver`.
-
-    The one difference: `restore` also restores checkpoints that lack an input position
-    this graph saves (written by legacy code, with positions off, or by a graph with other
-    inputs: a training checkpoint restored into an evaluation graph), as legacy's Saver
-    did; those inputs start from the beginning (`tolerant_restore`). `install()` gives
-    every Saver this restore; a program on compat_input without it (a migrated one, whose
-    `tf.train.Saver` the codemod makes this) needs the class. The default Saver of
-    `compat_input.Supervisor`.
-    """
-
-    restore = tolerant_restore(tf1.train.Saver.restore)

@@ -12,7 +12,7 @@ services, OutOfRangeError as a clean stop) with these changes:
   `stop()` returns.
 
 A checkpoint written without positions (by legacy code, or with position saving off)
-restores through its default Saver, a `checkpoint.Saver`, with no patch to
+restores through its default Saver, a `restoring.Saver`, with no patch to
 TensorFlow: the input then starts from the beginning. (Any other Saver restores one after
 `compat_input.install()`.)
 """
@@ -24,6 +24,7 @@ from compat_input._src.runtime import checkpoint
 from compat_input._src.runtime import first_checkpoint
 from compat_input._src.runtime import graph_files
 from compat_input._src.runtime import pipeline as pipeline_lib
+from compat_input._src.runtime import restoring
 
 tf1 = tf.compat.v1
 
@@ -89,6 +90,6 @@ class Supervisor(tf1.train.Supervisor):
         if saver is self.USE_DEFAULT:
             saver = self._get_first_op_from_collection(tf1.GraphKeys.SAVERS)
             if saver is None and tf1.global_variables():
-                saver = checkpoint.Saver()
+                saver = restoring.Saver()
                 tf1.add_to_collection(tf1.GraphKeys.SAVERS, saver)
         super()._init_saver(saver)
