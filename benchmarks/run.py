@@ -58,6 +58,8 @@ WORKLOADS = {
     "im2txt": "im2txt's input: a TFRecordReader enqueues SequenceExamples into its own "
     "RandomShuffleQueue (one QueueRunner); 4 threads each dequeue(), decode the JPEG, resize, "
     "crop, flip, distort colours; batch_join pads the captions",
+    "sequence": "cross_conv's input: TFRecordReader + parse_single_sequence_example of 4 frames "
+    "reshaped to images + shuffle_batch(4 threads)",
     "step": "tiny model (batch 20, one matmul) trained from TextLineReader + batch: steps/s",
     "text_join": "4 TextLineReaders over one queue, each line split into token ids "
     "(string_split, string_to_number) padded to 24, into shuffle_batch_join",
@@ -107,6 +109,16 @@ def make_data(root: str) -> None:
                 ids = sequence.feature_lists.feature_list["image/caption_ids"]
                 for word in words:
                     ids.feature.add().int64_list.value.append(int(word))
+                writer.write(sequence.SerializeToString())
+    for shard in range(2):
+        # cross_conv's records: SequenceExamples of 4 frames of 8x8x3 floats and a label.
+        with tf.io.TFRecordWriter(os.path.join(root, f"frames{shard}.tfrecord")) as writer:
+            for i in range(2000):
+                sequence = tf.train.SequenceExample()
+                sequence.context.feature["label"].int64_list.value.append(i % 10)
+                frames = sequence.feature_lists.feature_list["frames"]
+                for frame in rng.random((4, 8 * 8 * 3), dtype=np.float32):
+                    frames.feature.add().float_list.value.extend(frame.tolist())
                 writer.write(sequence.SerializeToString())
     for shard in range(4):
         # Sentences of 1-40 token ids, for bucketing by length.
