@@ -119,18 +119,16 @@ def _reason(error: Exception) -> str:
     if isinstance(error, TypeError) and error.__context__ is not None:
         # pfor's own report of a converter's error fails on imported ops (no traceback).
         error = error.__context__
-    if isinstance(error, split_tokens.NotTokenwise):
+    if isinstance(error, (split_tokens.NotTokenwise, block_converters.NotBlockwise)):
         op = captured_graphs.program_op(error.op.name)
         where = f"{op.type} '{op.name}' at {errors.created_at(op)}" if op else error.op.type
+        if isinstance(error, block_converters.NotBlockwise):
+            return f"{where} {error.why}"
         return (
             f"{where} {error.why}: a split's tokens run a block at a time through ops "
             "token by token, up to their count (tf.size) or a fixed length (tf.pad, then "
             "[:n]); anything else on them runs one example at a time"
         )
-    if isinstance(error, block_converters.NotBlockwise):
-        op = captured_graphs.program_op(error.op.name)
-        where = f"{op.type} '{op.name}' at {errors.created_at(op)}" if op else error.op.type
-        return f"{where} {error.why}"
     text = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
     # TensorFlow's shape errors go on to name pfor's own node ("for '{{node
     # compat_input_example/loop_body/...}}' with input shapes ..."): no name of the program's.

@@ -21,15 +21,15 @@ tf1 = tf.compat.v1
 logger = logging.getLogger("compat_input")
 
 
-def _positions_missing(positions: list, save_path: str) -> tuple:
-    """Those of a Saver's `positions` that the checkpoint lacks, and the checkpoint's
-    reader; `([], None)` if it cannot be read."""
+def _positions_missing(saved: list, save_path: str) -> tuple:
+    """Those of the positions a Saver saves (`saved`) that the checkpoint lacks, and the
+    checkpoint's reader; `([], None)` if it cannot be read."""
     try:
         reader = tf.train.load_checkpoint(save_path)
     except (tf.errors.OpError, ValueError):
         return [], None
     keys = reader.get_variable_to_dtype_map()
-    return [item for item in positions if any(spec.name not in keys for spec in item.specs)], reader
+    return [item for item in saved if any(spec.name not in keys for spec in item.specs)], reader
 
 
 # Saver -> its RestoreV2 ops (found once: an evaluation loop restores each new checkpoint).
