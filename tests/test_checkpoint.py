@@ -373,6 +373,30 @@ def test_an_evaluator_restores_each_training_checkpoint_once_into_its_finalized_
     assert compat[0][2] == compat[1][2] == 0
 
 
+def test_a_checkpoint_too_big_to_feed_restores_through_one_saver_without_the_positions(
+    tmp_path, monkeypatch
+):
+    # Fed, every variable is held in memory at once: past a size, a second Saver reads them.
+    from compat_input._src.runtime import restoring
+
+    path = str(tmp_path / "model.ckpt")
+    with tf.Graph().as_default():
+        batch, step = _build()
+        with tf1.Session() as sess:
+            sess.run(tf1.global_variables_initializer())
+            compat_input.start_queue_runners(sess)
+            sess.run([batch, step])
+            tf1.train.Saver().save(sess, path)
+    eval_file = tmp_path / "eval.txt"
+    eval_file.write_text("".join(f"e{i}\n" for i in range(7)))
+    legacy = _evaluate_each_checkpoint(legacy_api(), path, eval_file, passes=2)
+    compat_input.install()
+    monkeypatch.setattr(restoring, "_MOST_FED_BYTES", 0)
+    compat = _evaluate_each_checkpoint(compat_api(), path, eval_file, passes=2)
+    assert [(read, step) for read, step, _ in compat] == [(r, s) for r, s, _ in legacy]
+    assert compat[0][2] > 0 and compat[1][2] == 0  # One Saver, made at the first restore.
+
+
 def test_a_checkpoint_without_positions_restored_mid_run_leaves_the_running_input_as_is(
     tmp_path,
 ):

@@ -11,6 +11,7 @@ import logging
 import os
 import weakref
 
+import numpy as np
 import tensorflow as tf
 
 from compat_input._src.core import tf_internals
@@ -31,6 +32,10 @@ def _positions_missing(saved: list, save_path: str) -> tuple:
     keys = reader.get_variable_to_dtype_map()
     return [item for item in saved if any(spec.name not in keys for spec in item.specs)], reader
 
+
+# Variables fed rather than read by the restore op are all held in memory at once: beyond
+# this, the second Saver's ops cost less than the memory.
+_MOST_FED_BYTES = 1 << 30
 
 # Saver -> its RestoreV2 ops (found once: an evaluation loop restores each new checkpoint).
 _restore_ops: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
@@ -54,9 +59,9 @@ def _fed_restore(saver, sess, reader, missing: list):
             for op in sess.graph.get_operations()
             if op.type == "RestoreV2" and op.name.startswith(scope)
         ]
-    held = reader.get_variable_to_dtype_map()
+    held, shapes = reader.get_variable_to_dtype_map(), reader.get_variable_to_shape_map()
     specs = {spec.name: spec for item in missing for spec in item.specs}
-    feeds, own = {}, {}
+    read, own = {}, {}
     for op in _restore_ops[saver]:
         names, slices = (tf.get_static_value(t) for t in op.inputs[1:3])
         if names is None or slices is None or any(slices):
@@ -65,11 +70,13 @@ def _fed_restore(saver, sess, reader, missing: list):
             if name in specs:
                 own[output] = specs[name].tensor  # Made with the Saver's save: no new op.
             elif held.get(name) == output.dtype and output.dtype not in (tf.variant, tf.resource):
-                feeds[output] = reader.get_tensor(name)
+                read[output] = name
             else:
                 return None
-    if len(own) != len(specs):
+    size = sum(np.prod(shapes[n], dtype=np.int64) * held[n].size for n in read.values())
+    if len(own) != len(specs) or size > _MOST_FED_BYTES:
         return None
+    feeds = {output: reader.get_tensor(name) for output, name in read.items()}
     feeds.update(zip(own, sess.run(list(own.values()))))
     return _Fed(sess, feeds)
 
