@@ -1563,3 +1563,139 @@ def test_the_written_legacy_seq2seq_loss_refuses_lists_of_other_lengths():
             contrib_helpers._contrib_legacy_sequence_loss_by_example(
                 [step, step], [tf.zeros([2], tf.int32)] * 2, [tf.ones([2])]
             )
+
+
+class _TanhCell:
+    """A cell of no variables for the decoders' tests: state' = tanh(x W + state U)."""
+
+    def __init__(self, w, u):
+        self.w, self.u, self.output_size = w, u, u.shape[1]
+
+    def __call__(self, x, state):
+        import tensorflow as tf
+
+        new = tf.tanh(tf.matmul(x, tf.constant(self.w)) + tf.matmul(state, tf.constant(self.u)))
+        return new, new
+
+
+@pytest.mark.parametrize("looped", [False, True])
+def test_the_written_legacy_rnn_decoder_runs_the_cell_over_the_steps(looped):
+    import numpy as np
+    import tensorflow as tf
+
+    from compat_input._src.commands import contrib_helpers
+
+    rng = np.random.RandomState(3)
+    w, u = rng.randn(3, 3).astype(np.float32), rng.randn(3, 3).astype(np.float32)
+    steps = [rng.randn(2, 3).astype(np.float32) for _ in range(3)]
+    start = rng.randn(2, 3).astype(np.float32)
+    with tf.Graph().as_default():
+        made = []
+
+        def loop(previous, i):
+            made.append(tf.compat.v1.get_variable_scope().name)
+            return previous * float(i)
+
+        outputs, state = contrib_helpers._contrib_legacy_rnn_decoder(
+            [tf.constant(s) for s in steps],
+            tf.constant(start),
+            _TanhCell(w, u),
+            loop_function=loop if looped else None,
+        )
+        with tf.compat.v1.Session() as sess:
+            got, got_state = sess.run([outputs, state])
+    want, h = [], start
+    for i, x in enumerate(steps):
+        if looped and i > 0:
+            x = want[-1] * float(i)
+        h = np.tanh(x @ w + h @ u)
+        want.append(h)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got_state, want[-1], rtol=1e-5, atol=1e-6)
+    assert made == (["rnn_decoder/loop_function"] * 2 if looped else [])
+
+
+@pytest.mark.parametrize("heads, initial_attention, looped", [(1, False, False), (2, True, True)])
+def test_the_written_legacy_attention_decoder_computes_contribs(heads, initial_attention, looped):
+    # Bahdanau attention as TensorFlow 1's legacy_seq2seq wrote it, in numpy, with the
+    # variables it made; their names as TensorFlow 1 made them (old checkpoints restore).
+    import numpy as np
+    import tensorflow as tf
+
+    from compat_input._src.commands import contrib_helpers
+
+    tf1 = tf.compat.v1
+    rng = np.random.RandomState(4)
+    batch, length, size, width = 2, 3, 4, 5
+    w, u = rng.randn(width, width).astype(np.float32), rng.randn(width, width).astype(np.float32)
+    memory = rng.randn(batch, length, size).astype(np.float32)
+    steps = [rng.randn(batch, width).astype(np.float32) for _ in range(3)]
+    start = rng.randn(batch, width).astype(np.float32)
+    with tf.Graph().as_default():
+        outputs, state = contrib_helpers._contrib_legacy_attention_decoder(
+            [tf.constant(s) for s in steps],
+            tf.constant(start),
+            tf.constant(memory),
+            _TanhCell(w, u),
+            output_size=width,
+            num_heads=heads,
+            loop_function=(lambda previous, i: previous + 1.0) if looped else None,
+            initial_state_attention=initial_attention,
+        )
+        variables = tf1.global_variables()
+        with tf1.Session() as sess:
+            sess.run(tf1.global_variables_initializer())
+            got, got_state, values = sess.run([outputs, state, {v.op.name: v for v in variables}])
+    names = {"attention_decoder/kernel", "attention_decoder/bias"}
+    for k in range(heads):
+        names |= {f"attention_decoder/AttnW_{k}", f"attention_decoder/AttnV_{k}"}
+        names |= {
+            f"attention_decoder/Attention_{k}/kernel",
+            f"attention_decoder/Attention_{k}/bias",
+        }
+    names |= {"attention_decoder/AttnOutputProjection/kernel"}
+    names |= {"attention_decoder/AttnOutputProjection/bias"}
+    assert set(values) == names
+
+    def linear(parts, scope):
+        return np.concatenate(parts, 1) @ values[f"{scope}kernel"] + values[f"{scope}bias"]
+
+    def attention(query):
+        reads = []
+        for k in range(heads):
+            features = memory @ values[f"attention_decoder/AttnW_{k}"][0, 0]
+            y = linear([query], f"attention_decoder/Attention_{k}/")
+            scores = (values[f"attention_decoder/AttnV_{k}"] * np.tanh(features + y[:, None])).sum(
+                -1
+            )
+            weights = np.exp(scores - scores.max(1, keepdims=True))
+            weights /= weights.sum(1, keepdims=True)
+            reads.append((weights[:, :, None] * memory).sum(1))
+        return reads
+
+    h, want = start, []
+    reads = attention(h) if initial_attention else [np.zeros((batch, size))] * heads
+    for i, x in enumerate(steps):
+        if looped and i > 0:
+            x = want[-1] + 1.0
+        h = np.tanh(linear([x, *reads], "attention_decoder/") @ w + h @ u)
+        reads = attention(h)
+        want.append(linear([h, *reads], "attention_decoder/AttnOutputProjection/"))
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(got_state, h, rtol=1e-4, atol=1e-5)
+
+
+def test_legacy_seq2seq_decoders_are_written_in_with_the_linear_map_they_share():
+    outcome = _migrate(
+        """\
+        import tensorflow as tf
+        a = tf.contrib.legacy_seq2seq.attention_decoder(inputs, state, memory, cell)
+        b = tf.contrib.legacy_seq2seq.rnn_decoder(inputs, state, cell)
+        """
+    )
+    code = outcome.code
+    assert "a = _contrib_legacy_attention_decoder(inputs, state, memory, cell)" in code
+    assert "b = _contrib_legacy_rnn_decoder(inputs, state, cell)" in code
+    assert code.count("def _contrib_legacy_linear(") == 1
+    assert code.count("def _contrib_legacy_attention_decoder(") == 1
+    assert code.count("def _contrib_legacy_rnn_decoder(") == 1
