@@ -130,6 +130,40 @@ def test_run_gives_tf1_programs_the_log_flush_tensorflow_2_only_raises(tmp_path,
 
 
 @pytest.mark.parametrize("mode", [[], ["--legacy"]])
+def test_run_keeps_a_flag_default_of_another_type_as_tensorflow_1_did(tmp_path, mode):
+    # research/attention_ocr: `DEFINE_string('momentum', 0.9, ...)`, used as a float. absl
+    # refused the default (IllegalFlagValueError) as the program imported its flags; its
+    # argparse flags of TensorFlow 1.0-1.4 kept it, and converted only the command line's.
+    code = (
+        "import tensorflow as tf\n"
+        "from tensorflow.python.platform import flags\n"
+        "flags.DEFINE_string('momentum', 0.9, 'a float, as the program uses it')\n"
+        "tf.app.flags.DEFINE_integer('steps', 1e3, 'a float default')\n"
+        "tf.flags.DEFINE_float('rate', 0.5, 'as absl takes it', lower_bound=0.0)\n"
+        "flags.DEFINE_string('name', 'x', 'as absl takes it')\n"
+        "FLAGS = flags.FLAGS\n"
+        "print(repr(FLAGS.momentum), repr(FLAGS.steps), repr(FLAGS.rate), repr(FLAGS.name))\n"
+    )
+    done = _ran(tmp_path / "prog.py", code, *mode)
+    assert done.stdout.strip() == "0.9 1000.0 0.5 'x'", done.stderr[-2000:]
+    given = _run_script(*mode, tmp_path / "prog.py", "--momentum=0.5", "--steps=7", "--rate=2")
+    assert given.stdout.strip() == "'0.5' 7 2.0 'x'", given.stderr[-2000:]
+    # A value absl refuses is still refused: a bound, a non-number for a number.
+    refused = _run_script(*mode, tmp_path / "prog.py", "--rate=-1")
+    assert refused.returncode != 0 and "rate" in refused.stderr
+
+
+def test_without_install_a_flag_default_of_another_type_is_refused_as_absl_refuses_it():
+    import absl.flags
+    import tensorflow as tf
+
+    with pytest.raises(absl.flags.IllegalFlagValueError):
+        tf.compat.v1.flags.DEFINE_string(
+            "compat_input_test_momentum", 0.9, "", flag_values=absl.flags.FlagValues()
+        )
+
+
+@pytest.mark.parametrize("mode", [[], ["--legacy"]])
 def test_run_takes_integral_float_dimensions_as_tensorflow_1_did(tmp_path, mode):
     # lhzhong/TFCode's VGG16 (Python 3) sizes its weights `input_channels / groups`: 3.0,
     # which TensorFlow 2's Dimension refuses (TypeError) before the first step.

@@ -28,6 +28,7 @@ from typing import Any
 from typing import Optional
 
 import tensorflow as tf
+from absl import flags as absl_flags
 
 from compat_input._src.bad_records import located_errors
 from compat_input._src.commands import batch_records
@@ -237,6 +238,20 @@ PATCHES = tuple(
         lambda on: tf1_gaps.dimension_init,
         "a shape dimension may be an integral float (3.0), as TensorFlow 1's could",
         option="tf1_gaps",
+    ),
+    *(
+        Patch(
+            _tf1_module("flags"),
+            f"DEFINE_{kind}",
+            lambda on, parser=parser: tf1_gaps.flag_keeping_default(parser),
+            f"a {kind} flag keeps a default of another type, as TensorFlow 1.0-1.4's did",
+            option="tf1_gaps",
+        )
+        for kind, parser in (
+            ("string", absl_flags.ArgumentParser),
+            ("integer", absl_flags.IntegerParser),
+            ("float", absl_flags.FloatParser),
+        )
     ),
     Patch(
         _module("layers.normalization"),

@@ -17,6 +17,11 @@
   `tf_keras.legacy_tf_layers.normalization`; tf_keras 2.21 keeps that module under
   `tf_keras.src`, and the first `batch_norm` raised ModuleNotFoundError (im2txt's
   Inception encoder, tensorflow/models). Served from where tf_keras keeps it.
+- A flag whose default is of another type than the flag
+  (`flags.DEFINE_string('momentum', 0.9, ...)`, research/attention_ocr;
+  `DEFINE_integer('steps', 1e6, ...)`): TensorFlow 1.0-1.4's flags (argparse) kept such a
+  default as it was, and converted only what the command line gave; absl's refuse it, and
+  the program failed as it imported its flags. Such a default is kept, as it was then.
 """
 
 import importlib
@@ -24,6 +29,8 @@ import importlib.util
 import logging
 import numbers
 import os
+
+import absl.flags
 
 
 def flush() -> None:
@@ -75,3 +82,37 @@ def keras_2_normalization(original):
     if os.path.exists(at) or not os.path.exists(now):
         return original
     return _KerasTwoNormalization()
+
+
+def _keeping_default(parser_class):
+    class KeepingDefault(parser_class):
+        """`parser_class`'s parse of what the command line gives; a default of another
+        type is kept as it is."""
+
+        def parse(self, argument):
+            if isinstance(argument, str):
+                return super().parse(argument)
+            return argument
+
+    return KeepingDefault
+
+
+def flag_keeping_default(parser_class):
+    """`tf.compat.v1.flags.DEFINE_*` (the flag's absl parser: `parser_class`) that keeps a
+    default of another type, as TensorFlow 1.0-1.4's flags did; absl's own otherwise."""
+
+    def wrap(define):
+        def define_as_tensorflow_1(name, default, help, *args, **kwargs):  # noqa: A002
+            try:
+                return define(name, default, help, *args, **kwargs)
+            except (TypeError, absl.flags.IllegalFlagValueError):
+                if default is None or isinstance(default, str) or args:
+                    raise  # Not the default's type (or bounds given by position): absl's.
+            bounds = {k: kwargs.pop(k) for k in ("lower_bound", "upper_bound") if k in kwargs}
+            parser = _keeping_default(parser_class)(**bounds)
+            serializer = absl.flags.ArgumentSerializer()
+            return absl.flags.DEFINE(parser, name, default, help, serializer=serializer, **kwargs)
+
+        return define_as_tensorflow_1
+
+    return wrap
