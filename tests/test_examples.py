@@ -148,9 +148,15 @@ def test_run_keeps_a_flag_default_of_another_type_as_tensorflow_1_did(tmp_path, 
     assert done.stdout.strip() == "0.9 1000.0 0.5 'x'", done.stderr[-2000:]
     given = _run_script(*mode, tmp_path / "prog.py", "--momentum=0.5", "--steps=7", "--rate=2")
     assert given.stdout.strip() == "'0.5' 7 2.0 'x'", given.stderr[-2000:]
-    # A value absl refuses is still refused: a bound, a non-number for a number.
+    # A value absl refuses is still refused: a bound, given or as the default.
     refused = _run_script(*mode, tmp_path / "prog.py", "--rate=-1")
     assert refused.returncode != 0 and "rate" in refused.stderr
+    (tmp_path / "bound.py").write_text(
+        "import tensorflow as tf\n"
+        "tf.flags.DEFINE_integer('steps', 5, 'out of its bounds', lower_bound=10)\n"
+    )
+    bound = _run_script(*mode, tmp_path / "bound.py")
+    assert bound.returncode != 0 and "IllegalFlagValueError" in bound.stderr, bound.stderr[-2000:]
 
 
 def test_without_install_a_flag_default_of_another_type_is_refused_as_absl_refuses_it():

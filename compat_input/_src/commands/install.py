@@ -243,14 +243,14 @@ PATCHES = tuple(
         Patch(
             _tf1_module("flags"),
             f"DEFINE_{kind}",
-            lambda on, parser=parser: tf1_gaps.flag_keeping_default(parser),
+            lambda on, parser=parser, types=types: tf1_gaps.flag_keeping_default(parser, types),
             f"a {kind} flag keeps a default of another type, as TensorFlow 1.0-1.4's did",
             option="tf1_gaps",
         )
-        for kind, parser in (
-            ("string", absl_flags.ArgumentParser),
-            ("integer", absl_flags.IntegerParser),
-            ("float", absl_flags.FloatParser),
+        for kind, parser, types in (
+            ("string", absl_flags.ArgumentParser, ()),
+            ("integer", absl_flags.IntegerParser, (int,)),
+            ("float", absl_flags.FloatParser, (int, float)),
         )
     ),
     Patch(

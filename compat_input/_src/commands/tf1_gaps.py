@@ -97,17 +97,20 @@ def _keeping_default(parser_class):
     return KeepingDefault
 
 
-def flag_keeping_default(parser_class):
-    """`tf.compat.v1.flags.DEFINE_*` (the flag's absl parser: `parser_class`) that keeps a
-    default of another type, as TensorFlow 1.0-1.4's flags did; absl's own otherwise."""
+def flag_keeping_default(parser_class, types: tuple):
+    """`tf.compat.v1.flags.DEFINE_*` (the flag's absl parser: `parser_class`, the types
+    of its values: `types`) that keeps a default of another type, as TensorFlow 1.0-1.4's
+    flags did; absl's own otherwise."""
 
     def wrap(define):
-        def define_as_tensorflow_1(name, default, help, *args, **kwargs):  # noqa: A002
+        def define_as_tensorflow_1(name, default, help, *args, **kwargs):
             try:
                 return define(name, default, help, *args, **kwargs)
             except (TypeError, absl.flags.IllegalFlagValueError):
-                if default is None or isinstance(default, str) or args:
-                    raise  # Not the default's type (or bounds given by position): absl's.
+                if default is None or isinstance(default, (str, *types)) or args:
+                    # absl's refusal of a default of the flag's type (out of its bounds),
+                    # or of a string: absl's to say, as TensorFlow 1's argparse said it.
+                    raise
             bounds = {k: kwargs.pop(k) for k in ("lower_bound", "upper_bound") if k in kwargs}
             parser = _keeping_default(parser_class)(**bounds)
             serializer = absl.flags.ArgumentSerializer()
