@@ -168,6 +168,8 @@ def test_migration_is_idempotent():
         ("bs = tf.placeholder(tf.int32, [])\nb = tf.train.batch([1], bs)", "CI005"),
         ("b = tf.train.maybe_batch([1], True, batch_size=tf.placeholder(tf.int32))", "CI005"),
         ("q = tf.train.string_input_producer(['a'])\nn = q.size()", "CI006"),
+        ("tf.app.flags.DEFINE_string('momentum', 0.9, 'a float')", "CI020"),
+        ("tf.flags.DEFINE_integer('steps', default=1e6, help='a float')", "CI020"),
     ],
 )
 def test_each_flag_row_is_reported_with_file_line_and_anchor(line, code):
@@ -188,9 +190,26 @@ def test_every_flag_anchor_exists_in_the_migration_guide():
         "".join(c for c in h.lower().replace(" ", "-") if c.isalnum() or c in "-_")
         for h in headings
     }
-    flags = list(rules.FLAGS.values()) + [rules.PLACEHOLDER_BATCH_SIZE, rules.QUEUE_SIZE]
+    flags = list(rules.FLAGS.values()) + [
+        rules.PLACEHOLDER_BATCH_SIZE,
+        rules.QUEUE_SIZE,
+        rules.FLAG_DEFAULT,
+    ]
     for flag in flags:
         assert flag.anchor in anchors, flag.anchor
+
+
+def test_flags_whose_defaults_absl_takes_are_not_flagged():
+    source = """\
+        import tensorflow as tf
+        from tensorflow.python.platform import flags
+        flags.DEFINE_string('momentum', 0.9, 'a float')
+        tf.app.flags.DEFINE_string('name', 'x', 'a string')
+        tf.app.flags.DEFINE_float('rate', 1, 'an integer, as absl takes it')
+        tf.app.flags.DEFINE_integer('steps', -3, 'an integer')
+        """
+    findings = _migrate(source).findings
+    assert [(f.line, f.flag.code) for f in findings] == [(3, "CI020")]
 
 
 def test_constant_batch_size_is_not_flagged():

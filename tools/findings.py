@@ -150,6 +150,7 @@ class Flags(cst.CSTVisitor):
             and func.value.value in self._producers
         ):
             self._report(node, rules.QUEUE_SIZE)
+        self._check_flag_default(node, called)
         served = {rules.RENAMES.get(n) for n in self._names(func)} & rules.BATCHERS
         if not served:
             return
@@ -167,3 +168,27 @@ class Flags(cst.CSTVisitor):
         )
         if fed or direct:
             self._report(arg, rules.PLACEHOLDER_BATCH_SIZE)
+
+    def _check_flag_default(self, node, called: set) -> None:
+        """A TensorFlow flag defined with a literal default absl refuses (rules.FLAG_DEFAULT)."""
+        kind = next(
+            (
+                n.rpartition(".")[2]
+                for n in called
+                if n.startswith("tensorflow.") and n.rpartition(".")[0].endswith("flags")
+            ),
+            None,
+        )
+        refused = rules.REFUSED_DEFAULTS.get(kind)
+        if refused is None:
+            return
+        keyword = ("default", "default_value")
+        arg = next((a for a in node.args if a.keyword and a.keyword.value in keyword), None)
+        positional = [a for a in node.args if a.keyword is None and not a.star]
+        if arg is None and len(positional) > 1:
+            arg = positional[1]
+        value = arg.value if arg is not None else None
+        if isinstance(value, cst.UnaryOperation):
+            value = value.expression  # -1.0
+        if value is not None and type(value).__name__ in refused:
+            self._report(arg, rules.FLAG_DEFAULT)

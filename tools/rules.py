@@ -334,6 +334,18 @@ PLACEHOLDER_BATCH_SIZE = Flag(
     "what-cannot-be-captured",
 )
 
+FLAG_DEFAULT = Flag(
+    "CI020",
+    "error",
+    "a flag whose default is of another type (`DEFINE_string('momentum', 0.9)`): absl refuses "
+    "it as the file imports its flags (TensorFlow 1.0-1.4's flags kept it, and `compat-input "
+    "run` does); define the flag with its default's type (DEFINE_float), or quote the default",
+    "the-codemod",
+)
+
+# TensorFlow's flag definitions -> the literal default types absl refuses for them.
+REFUSED_DEFAULTS = {"DEFINE_string": ("Integer", "Float"), "DEFINE_integer": ("Float",)}
+
 QUEUE_SIZE = Flag(
     "CI006",
     "note",
