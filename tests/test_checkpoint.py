@@ -340,13 +340,9 @@ def _evaluate_each_checkpoint(api, path: str, eval_file, passes: int) -> list:
     return seen
 
 
-def test_an_evaluator_restores_each_training_checkpoint_once_into_its_finalized_graph(
-    tmp_path, caplog
-):
-    # The training checkpoint holds the training input's position, not the evaluation's: the
-    # restore read the model's variables, failed on the missing position and read them all
-    # again, "Restoring parameters from" said twice (im2txt's evaluator, Inception's 95 MB
-    # read twice); and each restore added a Saver to the finalized graph.
+def _training_checkpoint_and_evaluation_file(tmp_path) -> tuple:
+    """A checkpoint of `_build`'s training after one step (its input's position in it), and
+    an evaluation input's file of 7 lines of its own."""
     path = str(tmp_path / "model.ckpt")
     with tf.Graph().as_default():
         batch, step = _build()
@@ -357,6 +353,17 @@ def test_an_evaluator_restores_each_training_checkpoint_once_into_its_finalized_
             tf1.train.Saver().save(sess, path)
     eval_file = tmp_path / "eval.txt"
     eval_file.write_text("".join(f"e{i}\n" for i in range(7)))
+    return path, eval_file
+
+
+def test_an_evaluator_restores_each_training_checkpoint_once_into_its_finalized_graph(
+    tmp_path, caplog
+):
+    # The training checkpoint holds the training input's position, not the evaluation's: the
+    # restore read the model's variables, failed on the missing position and read them all
+    # again, "Restoring parameters from" said twice (im2txt's evaluator, Inception's 95 MB
+    # read twice); and each restore added a Saver to the finalized graph.
+    path, eval_file = _training_checkpoint_and_evaluation_file(tmp_path)
     said = {}
     for api in (legacy_api(), compat_api()):
         if api.name == "compat":
@@ -379,16 +386,7 @@ def test_a_checkpoint_too_big_to_feed_restores_through_one_saver_without_the_pos
     # Fed, every variable is held in memory at once: past a size, a second Saver reads them.
     from compat_input._src.runtime import restoring
 
-    path = str(tmp_path / "model.ckpt")
-    with tf.Graph().as_default():
-        batch, step = _build()
-        with tf1.Session() as sess:
-            sess.run(tf1.global_variables_initializer())
-            compat_input.start_queue_runners(sess)
-            sess.run([batch, step])
-            tf1.train.Saver().save(sess, path)
-    eval_file = tmp_path / "eval.txt"
-    eval_file.write_text("".join(f"e{i}\n" for i in range(7)))
+    path, eval_file = _training_checkpoint_and_evaluation_file(tmp_path)
     legacy = _evaluate_each_checkpoint(legacy_api(), path, eval_file, passes=2)
     compat_input.install()
     monkeypatch.setattr(restoring, "_MOST_FED_BYTES", 0)

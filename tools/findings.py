@@ -49,6 +49,16 @@ def tensorflow_root(command, node):
     return start if isinstance(start, cst.Name) and rooted == {"tensorflow"} else None
 
 
+def _argument(call: cst.Call, keywords: tuple, position: int):
+    """The argument of `call` given by one of `keywords`, else its `position`-th positional
+    one (before any `*args`), or None."""
+    arg = next((a for a in call.args if a.keyword and a.keyword.value in keywords), None)
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    if arg is None and len(positional) > position:
+        arg = positional[position]
+    return arg
+
+
 class Flags(cst.CSTVisitor):
     """Finds the patterns of rules.FLAGS and the batch-size / queue-size patterns."""
 
@@ -154,11 +164,7 @@ class Flags(cst.CSTVisitor):
         served = {rules.RENAMES.get(n) for n in self._names(func)} & rules.BATCHERS
         if not served:
             return
-        position = rules.BATCH_SIZE_POSITION[served.pop()]
-        arg = next((a for a in node.args if a.keyword and a.keyword.value == "batch_size"), None)
-        positional = [a for a in node.args if a.keyword is None and not a.star]
-        if arg is None and len(positional) > position:
-            arg = positional[position]
+        arg = _argument(node, ("batch_size",), rules.BATCH_SIZE_POSITION[served.pop()])
         if arg is None:
             return
         value = arg.value
@@ -182,11 +188,7 @@ class Flags(cst.CSTVisitor):
         refused = rules.REFUSED_DEFAULTS.get(kind)
         if refused is None:
             return
-        keyword = ("default", "default_value")
-        arg = next((a for a in node.args if a.keyword and a.keyword.value in keyword), None)
-        positional = [a for a in node.args if a.keyword is None and not a.star]
-        if arg is None and len(positional) > 1:
-            arg = positional[1]
+        arg = _argument(node, ("default", "default_value"), 1)
         value = arg.value if arg is not None else None
         if isinstance(value, cst.UnaryOperation):
             value = value.expression  # -1.0
