@@ -644,6 +644,101 @@ def test_readers_whose_preprocessing_computes_floats_alike_are_rewritten_once_an
     assert_same_examples(build)
 
 
+def test_seeded_copies_of_one_preprocessing_are_rewritten_once_and_draw_their_own_numbers(
+    tmp_path, monkeypatch
+):
+    # A seeded program's copies of one function (facenet's four preprocessing threads) make
+    # the same ops, but each random op its own seeds, each py_func its own token and each
+    # assertion its own messages: one Grappler rewrite serves them all, each copy given its
+    # own back.
+    from compat_input._src.capture import captured_graphs
+    from compat_input._src.core import tf_internals
+
+    files = _numbered_tfrecords(tmp_path)
+
+    def preprocessed(api, files, k):
+        queue = api.string_input_producer(files, num_epochs=2, shuffle=False)
+        scaled = tf.cast(_read_v(api, queue)["v"], tf.float32) / 255.0
+        with tf.control_dependencies([tf.debugging.assert_non_negative(scaled)]):
+            # Drawn in a branch (facenet's flips): per example, by the op itself.
+            noisy = tf.cond(
+                scaled >= 0.0, lambda: scaled * 3.0 + tf.random.uniform([]), lambda: scaled
+            )
+        # Its checks gathered in a set: each copy reaches its ops in an order of its own.
+        side = 4 + tf.cast(scaled < 0.0, tf.int32)  # Known when run, as a decoded image's.
+        image = tf.fill(tf.stack([side, side, 1]), scaled)
+        crop = tf.cond(
+            scaled >= 0.0,
+            lambda: tf.image.resize_with_crop_or_pad(image, 3, 3),
+            lambda: tf.reshape(image[:3, :3], [3, 3, 1]),
+        )
+        # One Python function a copy, each its own: a token each, as each its own seeds.
+        shifted = tf1.py_func(lambda v: v + np.float32(k), [scaled], tf.float32)
+        shifted.set_shape([])
+        return api.batch([scaled, noisy, crop, shifted], 4, allow_smaller_final_batch=True)
+
+    def build(api):
+        tf1.set_random_seed(3)
+        return [preprocessed(api, files[k : k + 1], k) for k in range(3)]
+
+    rewrites = []
+
+    def counted(config, meta_graph):
+        rewrites.append(meta_graph)
+        return optimize(config, meta_graph)
+
+    optimize = tf_internals.optimize_graph
+    monkeypatch.setattr(captured_graphs, "_REWRITES", {})
+    monkeypatch.setattr(tf_internals, "optimize_graph", counted)
+    with tf.Graph().as_default():
+        build(compat_api())
+    # TF2 behaviour makes each copy's branches functions of its own, named apart.
+    assert len(rewrites) == (1 if WORLD == "tf1" else 3)
+    # Each tower's batches, bit for bit: its records with the numbers its own op drew.
+    assert_same(build)
+
+
+@pytest.mark.skipif(WORLD != "tf1", reason="TF1 control flow: assertions of the graph's own")
+def test_a_rewrite_shared_by_copies_gives_each_its_own_seeds_and_messages(monkeypatch):
+    from compat_input._src.capture import captured_graphs
+
+    monkeypatch.setattr(captured_graphs, "_REWRITES", {})
+    with tf.Graph().as_default() as graph:
+        tf1.set_random_seed(3)
+        copies = []
+        for k in range(2):
+            x = tf1.placeholder(tf.float32, [], name=f"x{k}")
+            with tf.control_dependencies([tf.debugging.assert_non_negative(x)]):
+                copies.append((x, x / 255.0 + tf.random.uniform([])))
+    drawn = set()
+    for x, y in copies:
+        # Pruned as capture prunes a copy: its input a placeholder named by position.
+        reached = tf1.graph_util.extract_sub_graph(graph.as_graph_def(), [y.op.name]).node
+        ops = [graph.get_operation_by_name(n.name) for n in reached if n.name != x.op.name]
+        own = captured_graphs.pruned(graph, [x.name], ops, {x.name: "arg_0"})
+        rewritten, renamed = captured_graphs.as_the_session_computes(
+            own, {"arg_0:0": tf.float32, y.name: tf.float32}, []
+        )
+        nodes = {node.name: node for node in rewritten.node}
+        draw = next(
+            op for op in graph.get_operations() if op.type == "RandomUniform" and op.name in nodes
+        )
+        seeds = (draw.get_attr("seed"), draw.get_attr("seed2"))
+        drawn.add(seeds)
+        assert (nodes[draw.name].attr["seed"].i, nodes[draw.name].attr["seed2"].i) == seeds
+        messages = {
+            b"".join(node.attr["value"].tensor.string_val)
+            for node in rewritten.node
+            if node.op == "Const" and node.attr["dtype"].type == tf.string.as_datatype_enum
+        }
+        # The assertion names this copy's tensor, as the program's graph does.
+        assert any(f"({x.name})".encode() in m for m in messages), messages
+        assert renamed[y.name].partition(":")[0] in nodes
+        assert renamed["arg_0:0"] == "arg_0:0"
+    assert len(drawn) == 2  # The copies' own seeds differ.
+    assert len(captured_graphs._REWRITES) == 1
+
+
 def test_a_many_way_merge_picks_each_examples_case_as_legacy():
     from tensorflow.python.ops import control_flow_ops
 

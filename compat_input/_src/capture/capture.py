@@ -293,9 +293,10 @@ def capture(targets: list, what: str, defer_errors: bool = False) -> Captured:
 
     boundary_names = list(walk.boundary)
     arg_name = {name: f"{_ARG_PREFIX}{k}" for k, name in enumerate(boundary_names)}
-    graph_def = captured_graphs.pruned(
-        graph, list(walk.boundary), list(walk.ops.values()), arg_name
-    )
+    # In the order the program made them: copies made by one function (a join's threads)
+    # then have their nodes in one order, whatever order the walk reached them in.
+    made = sorted(walk.ops.values(), key=lambda op: op._id)
+    graph_def = captured_graphs.pruned(graph, list(walk.boundary), made, arg_name)
     functions = captured_graphs.functions_called(graph, [op.node_def for op in walk.ops.values()])
     draws = random_draws.positional(walk.ops.values())
     # Rewritten as the session rewrote the legacy graph: its own ops, stateful ones too,
