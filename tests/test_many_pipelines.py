@@ -7,6 +7,7 @@ towers the first tower's records or counts; a missing one grows the graph's libr
 function set per tower. Both are checked against legacy queues or by counting.
 """
 
+import pytest
 import tensorflow as tf
 
 import compat_input
@@ -225,6 +226,63 @@ def test_shared_functions_survive_a_meta_graph_export_and_import(tmp_path):
     compat = _imported_towers(helpers.compat_api(), files)
     assert compat == legacy
     assert compat == [[(i, j) for j in range(n)] for i, n in enumerate([16, 24, 32])]
+
+
+_TRAINER = """
+import sys
+import tensorflow as tf
+queue = tf.train.string_input_producer([sys.argv[1]], shuffle=False)
+_, line = tf.TextLineReader().read(queue)
+a, b, _ = tf.decode_csv(line, [[0], [0], [0]])
+batch = tf.train.batch([a, b], 2, name="train_batch")
+tf.train.export_meta_graph(sys.argv[2])
+"""
+
+# facenet's validate_on_lfw.py: the input built as the trainer built it, then the trained
+# meta-graph imported beside it.
+_EVALUATOR = """
+import sys
+import tensorflow as tf
+queue = tf.train.string_input_producer([sys.argv[1]], shuffle=False)
+_, line = tf.TextLineReader().read(queue)
+a, b, _ = tf.decode_csv(line, [[0], [0], [0]])
+own = tf.train.batch([a, b], 2)
+tf.train.import_meta_graph(sys.argv[2], import_scope="trained")
+trained = tf.get_default_graph().get_tensor_by_name("trained/train_batch:0")
+with tf.Session() as sess:
+    coord = tf.train.Coordinator()
+    threads = tf.train.start_queue_runners(sess, coord)
+    print(repr([sess.run(own)[0].tolist(), sess.run(trained).tolist()]))
+    coord.request_stop()
+    coord.join(threads)
+"""
+
+
+@pytest.mark.skipif(helpers.WORLD != "tf1", reason="`compat-input run`: TF1 behaviour only")
+def test_a_meta_graph_exported_by_another_process_imports_beside_the_same_input(tmp_path):
+    # Each process names its functions: an evaluator that built the trainer's input again
+    # made functions of the same names as those in the trainer's export, and the import
+    # refused them ("a different function with the same name already exists").
+    import subprocess
+    import sys
+
+    data = helpers.write(str(tmp_path / "d.csv"), "1,2,3\n4,5,6\n7,8,9\n10,11,12\n")
+    trainer = helpers.write(str(tmp_path / "train.py"), _TRAINER)
+    evaluator = helpers.write(str(tmp_path / "evaluate.py"), _EVALUATOR)
+    printed = {}
+    for mode in ([], ["--legacy"]):
+        meta = str(tmp_path / f"model{len(mode)}.meta")
+        for program in (trainer, evaluator):
+            out = subprocess.run(
+                [sys.executable, "-m", "compat_input._src.commands.cli", "run", *mode]
+                + [program, data, meta],
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+            assert out.returncode == 0, out.stderr[-2000:]
+        printed[tuple(mode)] = out.stdout.strip().splitlines()[-1]
+    assert printed[()] == printed[("--legacy",)] == "[[1, 4], [1, 4]]"
 
 
 def _library_ops(readers: int, tmp_path) -> dict:

@@ -4,6 +4,7 @@ import contextlib
 import functools
 import gc
 import re
+import uuid
 import weakref
 from collections.abc import Callable
 
@@ -129,6 +130,11 @@ _CALLED_FUNCTION = {"_tf_data_function": True}
 # Our own called functions (calls.shared_call), never inlined into a session's graph.
 OWN_CALLED_FUNCTION = {**_CALLED_FUNCTION, "_noinline": True}
 
+# In the name of every function of ours: a graph exported by another process holds its own,
+# numbered as that process numbered them, and an import of it (an evaluator's
+# `import_meta_graph`) refuses a function whose name one of this graph's already has.
+PROCESS = uuid.uuid4().hex[:8]
+
 
 def _dataset_function() -> dict:
     return _CALLED_FUNCTION if chosen_service() else _DATASET_FUNCTION
@@ -202,7 +208,7 @@ def trace_once(
             out["spec"] = tf.nest.map_structure(spec_of, result)
             return tf.nest.flatten(result)
 
-        body.__name__ = "compat_input_" + re.sub(r"\W+", "_", key or "own")[:48]
+        body.__name__ = "compat_input_" + re.sub(r"\W+", "_", key or "own")[:48] + "_" + PROCESS
         traced = tf.function(
             body,
             input_signature=flat + arg_specs,
