@@ -12,6 +12,7 @@ import pytest
 import tensorflow as tf
 
 import compat_input
+from helpers import WORLD
 from helpers import compat_api
 from helpers import differential
 from helpers import examples
@@ -210,13 +211,12 @@ def test_a_file_name_that_is_not_utf8_is_read(tmp_path):
 
 
 def _each_way():
-    """Legacy's API with compat_input uninstalled, then compat_input's installed."""
-    for api in (legacy_api(), compat_api()):
-        if api.name == "legacy":
-            compat_input.uninstall()
-        else:
-            compat_input.install()
-        yield api
+    """Legacy's API with compat_input uninstalled, then compat_input's installed; each
+    API taken once its world is in force (under install(), tf.compat.v1's are ours)."""
+    compat_input.uninstall()
+    yield legacy_api()
+    compat_input.install()
+    yield compat_api()
 
 
 def test_a_pipeline_run_before_it_was_started_says_so_first(installed):
@@ -238,6 +238,75 @@ def test_a_pipeline_run_before_it_was_started_says_so_first(installed):
     assert "start_queue_runners(sess)" in first
 
 
+def _recordless(tmp_path, kind: str) -> tuple:
+    """`(files, reader)`: two files that hold no record for the reader of `kind`."""
+    if kind == "tfrecord":
+        files = [write(str(tmp_path / f"{k}.tfr"), "") for k in range(2)]
+        return files, lambda api: api.TFRecordReader()
+    if kind == "text":  # A header only, skipped.
+        files = [write(str(tmp_path / f"{k}.csv"), "a,b\n") for k in range(2)]
+        return files, lambda api: api.TextLineReader(skip_header_lines=1)
+    files = [write(str(tmp_path / f"{k}.bin"), "head") for k in range(2)]
+    return files, lambda api: api.FixedLengthRecordReader(3, header_bytes=4)
+
+
+@pytest.mark.parametrize("kind", ["tfrecord", "text", "fixed"])
+def test_files_without_a_record_read_forever_fail_the_read_where_legacy_waits(
+    installed, tmp_path, kind
+):
+    # A data directory of empty files (magenta's input over a file its writer left empty):
+    # legacy's reader read them again and again (num_epochs=None) and the batch waited
+    # forever, both threads busy; Ctrl-C did not end the run.
+    files, reader = _recordless(tmp_path, kind)
+    outcomes = {}
+    for api in _each_way():
+        with tf.Graph().as_default():
+            queue = api.string_input_producer(files)
+            batch = api.batch([reader(api).read(queue)[1]], 2)
+            # Legacy would wait forever: it gets an operation timeout; never a hang here.
+            timeout = 1500 if api.name == "legacy" else 60000
+            config = tf1.ConfigProto(operation_timeout_in_ms=timeout)
+            with tf1.Session(config=config) as sess:
+                coord = tf1.train.Coordinator()
+                threads = api.start_queue_runners(sess, coord=coord)
+                with pytest.raises(tf.errors.OpError) as raised:
+                    sess.run(batch)
+                coord.request_stop()
+                try:
+                    coord.join(threads, stop_grace_period_secs=5)
+                except tf.errors.DeadlineExceededError:
+                    pass  # Legacy's runner threads, timed out as well.
+        outcomes[api.name] = raised.value
+    assert isinstance(outcomes["legacy"], tf.errors.DeadlineExceededError)
+    compat = outcomes["compat"]
+    assert isinstance(compat, tf.errors.InvalidArgumentError), compat
+    assert "read 8 files of its producer (num_epochs=None" in compat.message
+    assert "found not one record" in compat.message
+    assert any(f"[{f}]" in compat.message for f in files), compat.message
+
+
+def test_files_read_forever_of_which_one_holds_records_are_read_by_every_reader(
+    installed, tmp_path
+):
+    # Three readers of one producer, of five files only one holds records: a reader may
+    # get only empty files for a while, and must not take that for an input of none.
+    full = write_tfrecords(str(tmp_path / "full.tfr"), [b"a", b"b", b"c"])
+    files = [write(str(tmp_path / f"{k}.tfr"), "") for k in range(4)] + [full]
+    for api in _each_way():
+        with tf.Graph().as_default():
+            queue = api.string_input_producer(files)
+            lists = [[api.TFRecordReader().read(queue)[1]] for _ in range(3)]
+            batch = api.batch_join(lists, 2)
+            config = tf1.ConfigProto(operation_timeout_in_ms=60000)
+            with tf1.Session(config=config) as sess:
+                coord = tf1.train.Coordinator()
+                threads = api.start_queue_runners(sess, coord=coord)
+                values = [v for _ in range(60) for v in sess.run(batch)]
+                coord.request_stop()
+                coord.join(threads, stop_grace_period_secs=5)
+        assert set(values) == {b"a", b"b", b"c"}, api.name
+
+
 def test_a_local_variable_left_uninitialized_is_named_with_the_fix(installed, tmp_path):
     # match_filenames_once makes a local variable, which a program that initializes only
     # the global ones never initializes.
@@ -246,6 +315,12 @@ def test_a_local_variable_left_uninitialized_is_named_with_the_fix(installed, tm
     for api in _each_way():
         with tf.Graph().as_default():
             files = api.match_filenames_once(str(tmp_path / "*.txt"))
+            if api.name == "legacy" and WORLD == "tf2":
+                # A resource variable (TF2 behaviour) is a tensor legacy's producer takes
+                # as a Python bool: it cannot build the program there at all.
+                with pytest.raises(tf.errors.OperatorNotAllowedInGraphError):
+                    api.string_input_producer(files, shuffle=False)
+                continue
             queue = api.string_input_producer(files, shuffle=False)
             batch = api.batch([api.TextLineReader().read(queue)[1]], 2)
             config = tf1.ConfigProto(operation_timeout_in_ms=20000)  # Never a hang.
@@ -257,17 +332,25 @@ def test_a_local_variable_left_uninitialized_is_named_with_the_fix(installed, tm
                     threads += api.start_queue_runners(sess, coord)
                     sess.run(batch)
                 coord.request_stop()
+                joined = None
                 try:
                     coord.join(threads)
-                except tf.errors.OpError:
-                    pass  # Legacy's runner's own error, raised again.
-        outcomes[api.name] = raised.value
-    # The same error both ways; compat_input's says the fix first.
-    for raised in outcomes.values():
-        assert isinstance(raised, tf.errors.FailedPreconditionError), raised
-        assert "matching_filenames" in raised.message
-    assert len(paths) == 2 and "local_variables_initializer" not in outcomes["legacy"].message
-    first = outcomes["compat"].message.splitlines()[0]
+                except tf.errors.OpError as error:
+                    joined = error  # Legacy's runner's own error, raised again.
+        outcomes[api.name] = (raised.value, joined)
+    # Legacy: the producer's runner thread failed and closed its queue, so the read ended
+    # (OutOfRangeError); the cause came only from `coord.join`. compat_input: the cause at
+    # the read, with the fix first.
+    if WORLD == "tf1":
+        legacy, cause = outcomes["legacy"]
+        assert isinstance(legacy, tf.errors.OutOfRangeError), legacy
+        assert isinstance(cause, tf.errors.FailedPreconditionError), cause
+        assert "matching_filenames" in cause.message
+        assert len(paths) == 2 and "local_variables_initializer" not in cause.message
+    compat, _ = outcomes["compat"]
+    assert isinstance(compat, tf.errors.FailedPreconditionError), compat
+    assert "matching_filenames" in compat.message
+    first = compat.message.splitlines()[0]
     assert "local variable 'matching_filenames" in first, first
     assert "local_variables_initializer()" in first
 

@@ -123,17 +123,30 @@ class RecentRecords:
         initialized = graph_ops.VarIsInitializedOp(resource=handle)
         return tf.cond(initialized, read, lambda: tf.constant(0, tf.int64))
 
-    def finished(self, handles=None) -> tf.Operation:
-        """Counts one more work item finished."""
+    def finished(self, handles=None, empty_after=None, work=None) -> tf.Operation:
+        """Counts one more work item finished (`empty_after`: see `log`)."""
         count, _ = handles or self.handles()
         one = tf.constant([0, 0, 1], tf.int64)
-        return graph_ops.AssignAddVariableOp(resource=count, value=one)
+        counted = graph_ops.AssignAddVariableOp(resource=count, value=one)
+        return _never_empty(counted, count, empty_after, work)
 
-    def log(self, keys: tf.Tensor, values=None, handles=None, total=None, cut=True, ended=None):
+    def log(
+        self,
+        keys,
+        values=None,
+        handles=None,
+        total=None,
+        cut=True,
+        ended=None,
+        empty_after=None,
+        work=None,
+    ):
         """Logs up to `block` keys; a longer vector (a whole file at once) logs its last ones.
 
         `total` is the size of `keys`, where the caller has it; `cut=False` where `keys`
         are known to be a block at most; `ended` (a bool), whether a work item finished.
+        `empty_after`: the work items finished with no record read at all past which the
+        read fails, naming `work` (the items are read again forever: see `_never_empty`).
         """
         count, rows = handles or self.handles()
         if total is None:
@@ -161,7 +174,10 @@ class RecentRecords:
         if self._with_values:
             parts.append(_joined(values, _LINES_APART))
         parts += [tf.strings.as_string(records - logged), tf.strings.as_string(logged)]
-        return graph_ops.ResourceScatterUpdate(resource=rows, indices=row, updates=tf.stack(parts))
+        logged = graph_ops.ResourceScatterUpdate(
+            resource=rows, indices=row, updates=tf.stack(parts)
+        )
+        return logged if ended is None else _never_empty(logged, count, empty_after, work)
 
     def log_one(self, key: tf.Tensor, handles=None) -> tf.Operation:
         """`log` of one record that is its work item whole (WholeFileReader): the same row
@@ -205,6 +221,31 @@ class RecentRecords:
 # What joins a block's keys (paths hold no NUL) and its text lines (which hold no newline).
 _KEYS_APART = "\0"
 _LINES_APART = "\n"
+
+
+def _never_empty(counted: tf.Operation, count, empty_after, work) -> tf.Operation:
+    """`counted`, then a check that fails the read once `empty_after` work items finished
+    with no record read from any: every file is empty, and its producer hands them out
+    forever (num_epochs=None), so that legacy's reader read them again and again and its
+    batcher waited forever. Margin: a reader sharing its producer may miss the one file
+    that holds records a few times, never `empty_after` (four times the files) in a row."""
+    if empty_after is None:
+        return counted
+    with tf.control_dependencies([counted]):
+        _, records, finished = graph_ops.Unpack(
+            value=graph_ops.ReadVariableOp(resource=count, dtype=tf.int64), num=3
+        )
+    message = (
+        f"compat_input: a reader read {empty_after} files of its producer (num_epochs=None: "
+        "the same files again and again) and found not one record; the last:"
+    )
+    hint = (
+        "- every file is empty or holds no record, and reading on would wait forever "
+        "(legacy's reader read them forever and delivered nothing). Give files that hold "
+        "records, or num_epochs to end the input."
+    )
+    fine = tf.logical_or(records > 0, finished < empty_after)
+    return tf.debugging.Assert(fine, [message, work, hint])
 
 
 def _joined(strings: tf.Tensor, apart: str) -> tf.Tensor:

@@ -109,10 +109,9 @@ class ReaderBase(reader_surface.CountersAndState):
         if self._legacy is None:
             kwargs = self._legacy_kwargs()
             if self._name:
-                # The reader's op takes the name legacy gives it: our name scope holds
-                # `name` already, so `name` alone would become `name_1`, which the
-                # reader's own errors then show ("Could not parse state for
-                # IdentityReader 'name_1'"). A scope name ("name/") is taken as it is.
+                # The reader's op takes legacy's name: our name scope holds `name` already, so
+                # `name` alone would become `name_1`, which the reader's own errors then show
+                # ("Could not parse state for IdentityReader 'name_1'"); a scope is taken as is.
                 kwargs["name"] = self._scope
             with patching.tensorflows_own(self._legacy_class):
                 self._legacy = self._legacy_class(**kwargs)
@@ -138,14 +137,14 @@ class ReaderBase(reader_surface.CountersAndState):
         """Everything besides `_state` that a subclass's `_records` reads of `self`."""
         return ()
 
-    def _counted(self, work: tf.Tensor, index: tf.Tensor, state: list) -> tf.data.Dataset:
+    def _counted(self, work, index, state: list, empty_after=None) -> tf.data.Dataset:
         """The records of `work`, the `index`-th work item, counted as they pass.
 
         Records are counted inside the reader's own per-record (or per-file) step: a map
         of its own would cost tens of microseconds per record. The file is noted as opened
-        and the keys logged (bad_records/origins.py), so that an error can name its file and record.
-        `state` holds the handles of `_state`: the function this runs in is traced once
-        for every reader of the same kind and configuration (tracing.shared_flat_map).
+        and the keys logged (bad_records/origins.py), so that an error can name its file and
+        record. `state` holds the handles of `_state`: the function this runs in is traced
+        once for every reader of the same kind and configuration (tracing.shared_flat_map).
         """
         reading, opened, recent = self._split_state(state)
         work = self._opening(work, index, opened)
@@ -156,11 +155,12 @@ class ReaderBase(reader_surface.CountersAndState):
             # `ended`: the empty block after a work item's last one.
             keys = keys if keys.shape.rank == 1 else tf.reshape(keys, [-1])
             count = tf.size(keys, out_type=tf.int64)
-            return self.recent.log(keys, values, recent, count, not in_block, ended)
+            cut, log = not in_block, self.recent.log
+            return log(keys, values, recent, count, cut, ended, empty_after, work)
 
         def finish(key, value):
             # Reached once the file's records are exhausted; counts it, yields nothing.
-            with tf.control_dependencies([self.recent.finished(recent)]):
+            with tf.control_dependencies([self.recent.finished(recent, empty_after, work)]):
                 return tf.constant(False)
 
         def note(key, when=True):
@@ -203,11 +203,13 @@ class ReaderBase(reader_surface.CountersAndState):
         if key not in self._sources:
             work = queue.source
             spec = work.dataset.element_spec
-            records_key = f"records_{type(self).__name__}_{self._config()}_{up_to}"
+            files = len(set(queue.items or ())) if self._reads_files and not work.finite else 0
+            empty_after = 4 * files if files else None  # reader_logs.RecentRecords.log
+            records_key = f"records_{type(self).__name__}_{self._config()}_{up_to}_{empty_after}"
 
             def records(element, *state, up_to=up_to):
                 index, item = element
-                dataset = self._counted(item, index, list(state))
+                dataset = self._counted(item, index, list(state), empty_after)
                 return dataset if up_to is None else dataset.batch(up_to)
 
             def read(items: tf.data.Dataset) -> tf.data.Dataset:
