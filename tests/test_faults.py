@@ -277,7 +277,11 @@ def test_files_without_a_record_read_forever_fail_the_read_where_legacy_waits(
                 except tf.errors.DeadlineExceededError:
                     pass  # Legacy's runner threads, timed out as well.
         outcomes[api.name] = raised.value
-    assert isinstance(outcomes["legacy"], tf.errors.DeadlineExceededError)
+    # Legacy delivered nothing: the read timed out, or (a busy machine) a runner thread's
+    # enqueue timed out first and closed the queue, which ends the read.
+    assert isinstance(
+        outcomes["legacy"], (tf.errors.DeadlineExceededError, tf.errors.OutOfRangeError)
+    ), outcomes["legacy"]
     compat = outcomes["compat"]
     assert isinstance(compat, tf.errors.InvalidArgumentError), compat
     assert "read 8 files of its producer (num_epochs=None" in compat.message
