@@ -3,8 +3,10 @@ asserts both outcomes, what legacy does and what compat_input does better. Nothi
 delivers may be lost."""
 
 import os
+import signal
 import subprocess
 import sys
+import time
 
 import hypothesis
 import hypothesis.strategies as st
@@ -309,6 +311,79 @@ def test_files_read_forever_of_which_one_holds_records_are_read_by_every_reader(
                 coord.request_stop()
                 coord.join(threads, stop_grace_period_secs=5)
         assert set(values) == {b"a", b"b", b"c"}, api.name
+
+
+_WAITS_FOREVER = """
+import tensorflow as tf
+queue = tf.FIFOQueue(4, tf.int32)  # Nothing feeds it: the read waits forever.
+with tf.Session() as sess:
+    print("reading", flush=True)
+    sess.run(queue.dequeue())
+"""
+
+_STEPS_THEN_SAVES = """
+import time
+import tensorflow as tf
+v = tf.Variable(0)
+step = tf.assign_add(v, 1)
+with tf.Session() as sess:
+    sess.run(tf.global_variables_initializer())
+    print("reading", flush=True)
+    try:
+        while True:
+            sess.run(step)
+            time.sleep(0.001)
+    except KeyboardInterrupt:
+        time.sleep(3)  # Longer than the grace period: the session must still be there.
+        print("steps saved:", sess.run(v) > 0, flush=True)
+        raise
+"""
+
+
+def _interrupted(program: str, mode: list, wait_s: float) -> tuple:
+    """`(return code or None if still running, output)`: `program` run by
+    `compat-input run`, sent SIGINT once it printed "reading", given `wait_s` to end."""
+    import signal
+
+    process = subprocess.Popen(
+        [sys.executable, "-m", "compat_input._src.commands.cli", "run", *mode, program],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"),
+        # SIGINT as a terminal's Ctrl-C delivers it (a test runner may ignore it).
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    for line in process.stdout:
+        if line.startswith("reading"):
+            break
+    time.sleep(0.5)
+    process.send_signal(signal.SIGINT)
+    try:
+        out, _ = process.communicate(timeout=wait_s)
+        return process.returncode, out
+    except subprocess.TimeoutExpired:
+        process.kill()
+        return None, process.communicate()[0]
+
+
+@pytest.mark.skipif(WORLD != "tf1", reason="`compat-input run`: TF1 behaviour only")
+def test_ctrl_c_ends_a_run_that_waits_forever_and_leaves_a_stepping_program_its_session(
+    tmp_path,
+):
+    # A run blocked inside TensorFlow never saw Ctrl-C: legacy's program waits on.
+    waits = write(str(tmp_path / "waits.py"), _WAITS_FOREVER)
+    legacy, _ = _interrupted(waits, ["--legacy"], wait_s=8)
+    assert legacy is None  # Still waiting 8 s after Ctrl-C.
+    code, out = _interrupted(waits, [], wait_s=30)
+    assert code == -signal.SIGINT, out[-2000:]
+    assert "KeyboardInterrupt" in out and "its session is closed, which ends it" in out
+    # A program that steps, and saves when interrupted: its session stays open both ways.
+    steps = write(str(tmp_path / "steps.py"), _STEPS_THEN_SAVES)
+    for mode in (["--legacy"], []):
+        code, out = _interrupted(steps, mode, wait_s=30)
+        assert code == -signal.SIGINT and "steps saved: True" in out, out[-2000:]
+        assert "its session is closed" not in out
 
 
 def test_a_local_variable_left_uninitialized_is_named_with_the_fix(installed, tmp_path):

@@ -14,6 +14,7 @@ from typing import Optional
 import tensorflow as tf
 
 from compat_input._src.core import errors
+from compat_input._src.core import interrupted_runs
 from compat_input._src.core.tf_internals import session_lib
 from compat_input._src.runtime import iteration
 from compat_input._src.runtime import pipeline as pipeline_lib
@@ -185,6 +186,10 @@ def locating_run(original):
         _raise_pending(self, fetches)
         try:
             return original(self, fetches, feed_dict, options, run_metadata)
+        except tf.errors.CancelledError:
+            if interrupted_runs.was_cancelled(self):
+                raise KeyboardInterrupt from None  # Ctrl-C ended a run that waited forever.
+            raise
         except tf.errors.OpError as error:
             located, pipeline = _locate(self, fetches, error, _TF_RUN)
             if located is None:

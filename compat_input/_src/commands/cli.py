@@ -185,6 +185,9 @@ def run(
     sys.path.insert(0, os.path.dirname(script))
     if not legacy:
         atexit.register(_report)
+        from compat_input._src.commands import interrupts
+
+        interrupts.watch()  # Ctrl-C ends a step that waits forever (legacy's did not end).
     # TensorFlow's modules are some 270k objects that live as long as the process, and the
     # collector's full passes, which building a graph sets off, scanned them all: 0.12 s
     # each, in a CIFAR-10 trainer's build. Frozen out of its scans before the program runs

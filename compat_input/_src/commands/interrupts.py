@@ -1,0 +1,100 @@
+"""Ctrl-C ends a `compat-input run` whose step waits forever inside TensorFlow.
+
+Python raises KeyboardInterrupt in the main thread between two bytecodes; a `Session.run`
+blocked inside TensorFlow (a read of an input that never yields, a dequeue of a queue
+nothing feeds) runs none, so Ctrl-C did nothing until the run returned, legacy or not.
+Python's own signal handler still writes each signal to a wakeup descriptor at once: a
+thread waits on it, and where the main thread is still inside the same run a grace period
+later, closes that run's session, which cancels the run. The run returns (CancelledError),
+and the KeyboardInterrupt follows, as Ctrl-C gives it anywhere else. A run that ends within
+the grace period (any training step) is left alone: a program that catches the
+KeyboardInterrupt to save a checkpoint still has its session.
+"""
+
+import signal
+import socket
+import sys
+import threading
+import time
+
+from compat_input._src.core import interrupted_runs
+
+# Longer than a step takes, shorter than a user waits before pressing Ctrl-C again.
+GRACE_S = 2.0
+_SESSION_RUN_FILE = "client/session.py"
+
+
+def watch() -> bool:
+    """Starts the watch; False where it cannot (not the main thread, SIGINT not Python's
+    own, another wakeup descriptor already set), and nothing changes then."""
+    if threading.current_thread() is not threading.main_thread():
+        return False
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        return False
+    reading, writing = socket.socketpair()
+    writing.setblocking(False)
+    try:
+        previous = signal.set_wakeup_fd(writing.fileno(), warn_on_full_buffer=False)
+    except ValueError:
+        return False
+    if previous != -1:  # Someone's own: put back.
+        signal.set_wakeup_fd(previous)
+        return False
+    signal.signal(signal.SIGINT, _on_sigint)
+    main = threading.main_thread().ident
+    thread = threading.Thread(
+        target=_watching, args=(reading, writing, main), name="compat_input-ctrl-c", daemon=True
+    )
+    thread.start()
+    return True
+
+
+def _watching(reading: socket.socket, writing: socket.socket, main: int) -> None:
+    del writing  # Kept open by the caller's frame until here: the descriptor stays valid.
+    while True:
+        try:
+            received = reading.recv(64)
+        except OSError:
+            return
+        if not received:
+            return
+        if signal.SIGINT not in received:
+            continue
+        frame = sys._current_frames().get(main)
+        blocked = _session_run_frame(frame)
+        if blocked is None:
+            continue
+        time.sleep(GRACE_S)
+        if _session_run_frame(sys._current_frames().get(main)) is not blocked:
+            continue  # The run ended; the KeyboardInterrupt was raised as usual.
+        session = blocked.f_locals.get("self")
+        if getattr(session, "close", None) is None:
+            continue
+        print(
+            f"compat-input: Ctrl-C: the run still waited inside TensorFlow {GRACE_S:.0f} s "
+            "later; its session is closed, which ends it.",
+            file=sys.stderr,
+            flush=True,
+        )
+        try:
+            interrupted_runs.cancel(session)
+        except Exception:  # noqa: BLE001 - a session that cannot close stays as it was.
+            interrupted_runs.closing.clear()
+
+
+def _on_sigint(signum, frame) -> None:
+    """Python's own SIGINT handler, but while a run Ctrl-C cancelled ends: that run raises
+    the KeyboardInterrupt itself (core/interrupted_runs.py)."""
+    if not interrupted_runs.closing.is_set():
+        signal.default_int_handler(signum, frame)
+
+
+def _session_run_frame(frame):
+    """The frame of `Session.run`'s call into TensorFlow that `frame` is in, or None."""
+    while frame is not None:
+        if frame.f_code.co_name == "_call_tf_sessionrun" and frame.f_code.co_filename.endswith(
+            _SESSION_RUN_FILE
+        ):
+            return frame
+        frame = frame.f_back
+    return None

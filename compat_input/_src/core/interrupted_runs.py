@@ -1,0 +1,27 @@
+"""Runs Ctrl-C cancelled (commands/interrupts.py closes the session of a run that waits
+forever): such a run raises KeyboardInterrupt in place of its CancelledError
+(bad_records/located_errors.py), and while the session closes, Python's SIGINT handler
+leaves that to it (raised inside TensorFlow's making of the CancelledError, the
+KeyboardInterrupt became a RuntimeError of pybind11's)."""
+
+import threading
+import weakref
+
+closing = threading.Event()
+_cancelled: weakref.WeakSet = weakref.WeakSet()
+
+
+def cancel(session) -> None:
+    """Marks `session`'s runs as cancelled by Ctrl-C, then closes it."""
+    _cancelled.add(session)
+    closing.set()
+    session.close()
+
+
+def was_cancelled(session) -> bool:
+    """Whether Ctrl-C cancelled `session`'s run: once, then the next Ctrl-C is Python's."""
+    if session not in _cancelled:
+        return False
+    _cancelled.discard(session)
+    closing.clear()
+    return True
