@@ -334,7 +334,7 @@ with tf.Session() as sess:
             sess.run(step)
             time.sleep(0.001)
     except KeyboardInterrupt:
-        time.sleep(3)  # Longer than the grace period: the session must still be there.
+        time.sleep(11)  # Longer than the grace period: the session must still be there.
         print("steps saved:", sess.run(v) > 0, flush=True)
         raise
 """

@@ -608,25 +608,11 @@ def test_a_join_of_readers_with_the_same_preprocessing_is_vectorized_as_one_and_
     assert_same_examples(build)
 
 
-def test_readers_whose_preprocessing_computes_floats_alike_are_rewritten_once_and_match(
-    tmp_path, monkeypatch
-):
-    # Each capture is rewritten as the session rewrites the legacy graph (constant folding
-    # changes `x / 255.0` by an ulp); readers joined alike capture one graph each, which is
-    # rewritten once, then renamed for each (youtube-8m's four readers: 16 ms a rewrite).
+def _rewrites_made(build, monkeypatch) -> int:
+    """How many Grappler rewrites (captured_graphs.as_the_session_computes) compat_input's
+    build of `build` ran, none cached before."""
     from compat_input._src.capture import captured_graphs
     from compat_input._src.core import tf_internals
-
-    files = _numbered_tfrecords(tmp_path)
-
-    def build(api):
-        queue = api.string_input_producer(files, num_epochs=2, shuffle=False)
-        lists = []
-        for _ in range(3):
-            v = _read_v(api, queue)
-            scaled = tf.cast(v["v"], tf.float32) / 255.0
-            lists.append([v["v"], scaled * 3.0 - 1.0 / 7.0, tf.sqrt(scaled + 0.5)])
-        return api.batch_join(lists, 5, allow_smaller_final_batch=True)
 
     rewrites = []
 
@@ -639,7 +625,27 @@ def test_readers_whose_preprocessing_computes_floats_alike_are_rewritten_once_an
     monkeypatch.setattr(tf_internals, "optimize_graph", counted)
     with tf.Graph().as_default():
         build(compat_api())
-    assert len(rewrites) == 1
+    return len(rewrites)
+
+
+def test_readers_whose_preprocessing_computes_floats_alike_are_rewritten_once_and_match(
+    tmp_path, monkeypatch
+):
+    # Each capture is rewritten as the session rewrites the legacy graph (constant folding
+    # changes `x / 255.0` by an ulp); readers joined alike capture one graph each, which is
+    # rewritten once, then renamed for each (youtube-8m's four readers: 16 ms a rewrite).
+    files = _numbered_tfrecords(tmp_path)
+
+    def build(api):
+        queue = api.string_input_producer(files, num_epochs=2, shuffle=False)
+        lists = []
+        for _ in range(3):
+            v = _read_v(api, queue)
+            scaled = tf.cast(v["v"], tf.float32) / 255.0
+            lists.append([v["v"], scaled * 3.0 - 1.0 / 7.0, tf.sqrt(scaled + 0.5)])
+        return api.batch_join(lists, 5, allow_smaller_final_batch=True)
+
+    assert _rewrites_made(build, monkeypatch) == 1
     # Whole examples, bit for bit: each value with what was computed from it.
     assert_same_examples(build)
 
@@ -651,9 +657,6 @@ def test_seeded_copies_of_one_preprocessing_are_rewritten_once_and_draw_their_ow
     # the same ops, but each random op its own seeds, each py_func its own token and each
     # assertion its own messages: one Grappler rewrite serves them all, each copy given its
     # own back.
-    from compat_input._src.capture import captured_graphs
-    from compat_input._src.core import tf_internals
-
     files = _numbered_tfrecords(tmp_path)
 
     def preprocessed(api, files, k):
@@ -681,19 +684,8 @@ def test_seeded_copies_of_one_preprocessing_are_rewritten_once_and_draw_their_ow
         tf1.set_random_seed(3)
         return [preprocessed(api, files[k : k + 1], k) for k in range(3)]
 
-    rewrites = []
-
-    def counted(config, meta_graph):
-        rewrites.append(meta_graph)
-        return optimize(config, meta_graph)
-
-    optimize = tf_internals.optimize_graph
-    monkeypatch.setattr(captured_graphs, "_REWRITES", {})
-    monkeypatch.setattr(tf_internals, "optimize_graph", counted)
-    with tf.Graph().as_default():
-        build(compat_api())
     # TF2 behaviour makes each copy's branches functions of its own, named apart.
-    assert len(rewrites) == (1 if WORLD == "tf1" else 3)
+    assert _rewrites_made(build, monkeypatch) == (1 if WORLD == "tf1" else 3)
     # Each tower's batches, bit for bit: its records with the numbers its own op drew.
     assert_same(build)
 

@@ -5,10 +5,10 @@ blocked inside TensorFlow (a read of an input that never yields, a dequeue of a 
 nothing feeds) runs none, so Ctrl-C did nothing until the run returned, legacy or not.
 Python's own signal handler still writes each signal to a wakeup descriptor at once: a
 thread waits on it, and where the main thread is still inside the same run a grace period
-later, closes that run's session, which cancels the run. The run returns (CancelledError),
-and the KeyboardInterrupt follows, as Ctrl-C gives it anywhere else. A run that ends within
-the grace period (any training step) is left alone: a program that catches the
-KeyboardInterrupt to save a checkpoint still has its session.
+later, closes that run's session, which cancels the run. The run raises KeyboardInterrupt,
+as Ctrl-C does anywhere else. A run that ends within the grace period (a training step) is
+left alone: a program that catches the KeyboardInterrupt to save a checkpoint still has its
+session. A program that handles SIGINT itself is left alone too.
 """
 
 import signal
@@ -19,9 +19,11 @@ import time
 
 from compat_input._src.core import interrupted_runs
 
-# Longer than a step takes, shorter than a user waits before pressing Ctrl-C again.
-GRACE_S = 2.0
+# Longer than a step takes (a big model's on a CPU: seconds), short enough not to leave a
+# user waiting long; a step that takes longer is ended too, and its session is gone.
+GRACE_S = 10.0
 _SESSION_RUN_FILE = "client/session.py"
+_sockets: list = []
 
 
 def watch() -> bool:
@@ -39,18 +41,20 @@ def watch() -> bool:
         return False
     if previous != -1:  # Someone's own: put back.
         signal.set_wakeup_fd(previous)
+        reading.close()
+        writing.close()
         return False
     signal.signal(signal.SIGINT, _on_sigint)
+    _sockets[:] = [reading, writing]  # Open for the process's life: Python writes there.
     main = threading.main_thread().ident
     thread = threading.Thread(
-        target=_watching, args=(reading, writing, main), name="compat_input-ctrl-c", daemon=True
+        target=_watching, args=(reading, main), name="compat_input-ctrl-c", daemon=True
     )
     thread.start()
     return True
 
 
-def _watching(reading: socket.socket, writing: socket.socket, main: int) -> None:
-    del writing  # Kept open by the caller's frame until here: the descriptor stays valid.
+def _watching(reading: socket.socket, main: int) -> None:
     while True:
         try:
             received = reading.recv(64)
@@ -67,6 +71,8 @@ def _watching(reading: socket.socket, writing: socket.socket, main: int) -> None
         time.sleep(GRACE_S)
         if _session_run_frame(sys._current_frames().get(main)) is not blocked:
             continue  # The run ended; the KeyboardInterrupt was raised as usual.
+        if signal.getsignal(signal.SIGINT) is not _on_sigint:
+            continue  # The program handles Ctrl-C itself (a flag to stop after the step).
         session = blocked.f_locals.get("self")
         if getattr(session, "close", None) is None:
             continue
