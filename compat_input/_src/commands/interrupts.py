@@ -89,10 +89,13 @@ def _watching(reading: socket.socket, main: int) -> None:
 
 
 def _on_sigint(signum, frame) -> None:
-    """Python's own SIGINT handler, but while a run Ctrl-C cancelled ends: that run raises
-    the KeyboardInterrupt itself (core/interrupted_runs.py)."""
-    if not interrupted_runs.closing.is_set():
-        signal.default_int_handler(signum, frame)
+    """Python's own SIGINT handler, but for the Ctrl-C whose run is being cancelled: that
+    run raises the KeyboardInterrupt itself (core/interrupted_runs.py). Once: the next
+    Ctrl-C is Python's again, whatever path the cancelled run took."""
+    if interrupted_runs.closing.is_set():
+        interrupted_runs.closing.clear()
+        return
+    signal.default_int_handler(signum, frame)
 
 
 def _session_run_frame(frame):

@@ -19,9 +19,8 @@ def cancel(session) -> None:
 
 
 def was_cancelled(session) -> bool:
-    """Whether Ctrl-C cancelled `session`'s run: once, then the next Ctrl-C is Python's."""
+    """Whether Ctrl-C cancelled `session`'s run (asked once, by the run that ends)."""
     if session not in _cancelled:
         return False
     _cancelled.discard(session)
-    closing.clear()
     return True
