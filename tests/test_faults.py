@@ -321,6 +321,15 @@ with tf.Session() as sess:
     sess.run(queue.dequeue())
 """
 
+_CALLABLE_WAITS_FOREVER = """
+import tensorflow as tf
+queue = tf.FIFOQueue(4, tf.int32)
+with tf.Session() as sess:
+    read = sess.make_callable(queue.dequeue())
+    print("reading", flush=True)
+    read()
+"""
+
 _STEPS_THEN_SAVES = """
 import time
 import tensorflow as tf
@@ -371,13 +380,15 @@ def _interrupted(program: str, mode: list, wait_s: float) -> tuple:
 def test_ctrl_c_ends_a_run_that_waits_forever_and_leaves_a_stepping_program_its_session(
     tmp_path,
 ):
-    # A run blocked inside TensorFlow never saw Ctrl-C: legacy's program waits on.
-    waits = write(str(tmp_path / "waits.py"), _WAITS_FOREVER)
-    legacy, _ = _interrupted(waits, ["--legacy"], wait_s=8)
-    assert legacy is None  # Still waiting 8 s after Ctrl-C.
-    code, out = _interrupted(waits, [], wait_s=30)
-    assert code == -signal.SIGINT, out[-2000:]
-    assert "KeyboardInterrupt" in out and "its session is closed, which ends it" in out
+    # A run blocked inside TensorFlow never saw Ctrl-C: legacy's program waits on. So did
+    # a `make_callable` callable's.
+    for name, program in (("waits", _WAITS_FOREVER), ("callable", _CALLABLE_WAITS_FOREVER)):
+        waits = write(str(tmp_path / f"{name}.py"), program)
+        legacy, _ = _interrupted(waits, ["--legacy"], wait_s=6)
+        assert legacy is None, name  # Still waiting 6 s after Ctrl-C.
+        code, out = _interrupted(waits, [], wait_s=30)
+        assert code == -signal.SIGINT, out[-2000:]
+        assert "KeyboardInterrupt" in out and "its session is closed, which ends it" in out
     # A program that steps, and saves when interrupted: its session stays open both ways.
     steps = write(str(tmp_path / "steps.py"), _STEPS_THEN_SAVES)
     for mode in (["--legacy"], []):

@@ -222,6 +222,10 @@ def locating_make_callable(original):
         def located_call(*args, **kwargs):
             try:
                 return call(*args, **kwargs)
+            except tf.errors.CancelledError:
+                if interrupted_runs.was_cancelled(self):
+                    raise KeyboardInterrupt from None  # As `run`'s, above.
+                raise
             except tf.errors.OpError as error:
                 raise_located(self, fetches, error)
                 raise

@@ -73,7 +73,7 @@ def _watching(reading: socket.socket, main: int) -> None:
             continue  # The run ended; the KeyboardInterrupt was raised as usual.
         if signal.getsignal(signal.SIGINT) is not _on_sigint:
             continue  # The program handles Ctrl-C itself (a flag to stop after the step).
-        session = blocked.f_locals.get("self")
+        session = _session_of(blocked)
         if getattr(session, "close", None) is None:
             continue
         print(
@@ -98,12 +98,22 @@ def _on_sigint(signum, frame) -> None:
     signal.default_int_handler(signum, frame)
 
 
+# The frames that call into TensorFlow for a run: `Session.run`'s, and a `make_callable`
+# callable's (its `self` the callable, which holds the session).
+_RUNS = ("_call_tf_sessionrun", "__call__")
+
+
 def _session_run_frame(frame):
-    """The frame of `Session.run`'s call into TensorFlow that `frame` is in, or None."""
+    """The frame of a run's call into TensorFlow that `frame` is in, or None."""
     while frame is not None:
-        if frame.f_code.co_name == "_call_tf_sessionrun" and frame.f_code.co_filename.endswith(
-            _SESSION_RUN_FILE
-        ):
+        code = frame.f_code
+        if code.co_name in _RUNS and code.co_filename.endswith(_SESSION_RUN_FILE):
             return frame
         frame = frame.f_back
     return None
+
+
+def _session_of(frame):
+    """The session whose run `frame` (of `_session_run_frame`) is in."""
+    owner = frame.f_locals.get("self")
+    return owner if frame.f_code.co_name == _RUNS[0] else getattr(owner, "_session", None)
