@@ -187,8 +187,7 @@ def locating_run(original):
         try:
             return original(self, fetches, feed_dict, options, run_metadata)
         except tf.errors.CancelledError:
-            if interrupted_runs.was_cancelled(self):
-                raise KeyboardInterrupt from None  # Ctrl-C ended a run that waited forever.
+            interrupted_runs.raise_if_cancelled(self)  # Ctrl-C ended a run that waited.
             raise
         except tf.errors.OpError as error:
             located, pipeline = _locate(self, fetches, error, _TF_RUN)
@@ -223,8 +222,7 @@ def locating_make_callable(original):
             try:
                 return call(*args, **kwargs)
             except tf.errors.CancelledError:
-                if interrupted_runs.was_cancelled(self):
-                    raise KeyboardInterrupt from None  # As `run`'s, above.
+                interrupted_runs.raise_if_cancelled(self)
                 raise
             except tf.errors.OpError as error:
                 raise_located(self, fetches, error)

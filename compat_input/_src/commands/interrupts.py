@@ -38,9 +38,10 @@ def watch() -> bool:
     try:
         previous = signal.set_wakeup_fd(writing.fileno(), warn_on_full_buffer=False)
     except ValueError:
-        return False
-    if previous != -1:  # Someone's own: put back.
-        signal.set_wakeup_fd(previous)
+        previous = None
+    if previous != -1:  # Refused, or someone's own: theirs put back.
+        if previous is not None:
+            signal.set_wakeup_fd(previous)
         reading.close()
         writing.close()
         return False

@@ -18,9 +18,9 @@ def cancel(session) -> None:
     session.close()
 
 
-def was_cancelled(session) -> bool:
-    """Whether Ctrl-C cancelled `session`'s run (asked once, by the run that ends)."""
-    if session not in _cancelled:
-        return False
-    _cancelled.discard(session)
-    return True
+def raise_if_cancelled(session) -> None:
+    """Called where `session`'s run raised CancelledError: KeyboardInterrupt in its place
+    where Ctrl-C cancelled it (asked once, by the run that ends); else nothing."""
+    if session in _cancelled:
+        _cancelled.discard(session)
+        raise KeyboardInterrupt from None

@@ -23,14 +23,16 @@ logger = logging.getLogger("compat_input")
 
 
 def _positions_missing(saved: list, save_path: str) -> tuple:
-    """Those of the positions a Saver saves (`saved`) that the checkpoint lacks, and the
-    checkpoint's reader; `([], None)` if it cannot be read."""
+    """Those of the positions a Saver saves (`saved`) that the checkpoint lacks, the
+    checkpoint's reader and its dtype map (name -> dtype); `([], None, {})` if it cannot be
+    read."""
     try:
         reader = tf.train.load_checkpoint(save_path)
     except (tf.errors.OpError, ValueError):
-        return [], None
-    keys = reader.get_variable_to_dtype_map()
-    return [item for item in saved if any(spec.name not in keys for spec in item.specs)], reader
+        return [], None, {}
+    held = reader.get_variable_to_dtype_map()
+    missing = [item for item in saved if any(spec.name not in held for spec in item.specs)]
+    return missing, reader, held
 
 
 # Variables fed rather than read by the restore op are all held in memory at once: beyond
@@ -41,8 +43,9 @@ _MOST_FED_BYTES = 1 << 30
 _restore_ops: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
-def _fed_restore(saver, sess, reader, missing: list):
-    """`sess`, its runs fed what the Saver's own restore reads: the checkpoint's values, and
+def _fed_restore(saver, sess, reader, held: dict, missing: list):
+    """`sess`, its runs fed what the Saver's own restore reads: the checkpoint's values
+    (`held`: its dtype map, as `_positions_missing` read it), and
     for each position it lacks, the one the input is at (the start, where it has not
     started), so that the restore leaves that input where it is; None where a feed cannot
     stand for the read (sliced variables, a key or type the checkpoint does not hold: the
@@ -59,7 +62,7 @@ def _fed_restore(saver, sess, reader, missing: list):
             for op in sess.graph.get_operations()
             if op.type == "RestoreV2" and op.name.startswith(scope)
         ]
-    held, shapes = reader.get_variable_to_dtype_map(), reader.get_variable_to_shape_map()
+    shapes = reader.get_variable_to_shape_map()
     specs = {spec.name: spec for item in missing for spec in item.specs}
     read, own = {}, {}
     for op in _restore_ops[saver]:
@@ -141,7 +144,7 @@ def tolerant_restore(restore):
         # had read the model's variables already, and the second said so again ("Restoring
         # parameters from" twice, Inception's 95 MB read twice, in every evaluator).
         held = positions(self) if save_path is not None else []
-        missing, reader = _positions_missing(held, save_path) if held else ([], None)
+        missing, reader, dtypes = _positions_missing(held, save_path) if held else ([], None, {})
         if not missing:
             return restore(self, sess, save_path)
         names = sorted({position_costs.pipeline_of_key(m.specs[0].name) for m in missing})
@@ -158,7 +161,7 @@ def tolerant_restore(restore):
                 ", ".join(f"'{n}'" for n in names),
                 "that input starts" if len(names) == 1 else "those inputs start",
             )
-        fed = _fed_restore(self, sess, reader, missing)
+        fed = _fed_restore(self, sess, reader, dtypes, missing)
         if fed is not None:
             return restore(self, fed, save_path)
         return restore(_fallback(self, sess.graph, missing), sess, save_path)
