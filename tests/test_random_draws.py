@@ -169,6 +169,9 @@ def test_joined_lists_with_seeded_draws_read_every_record_and_draw_reproducibly(
             lists.append([number, number + tf1.random_uniform([], seed=k + 1)])
         return api.batch_join(lists, 4, allow_smaller_final_batch=True)
 
+    # Each list's own seeds over one stream (or one file each): a block at a time, split
+    # between the lists.
+    assert _mapped(build, None).startswith("vectorized"), _mapped(build, None)
     runs = [run_scenario(api(), build) for api in (legacy_api, compat_api, compat_api)]
     numbers = [sorted(flatten_examples(run.values, 0)) for run in runs]
     assert numbers[1] == numbers[0] == sorted(k * 100 + i for k in range(2) for i in range(6))

@@ -608,6 +608,38 @@ def test_a_join_of_readers_with_the_same_preprocessing_is_vectorized_as_one_and_
     assert_same_examples(build)
 
 
+@pytest.mark.parametrize("stream", ["reader", "queue"])
+def test_copies_of_one_preprocessing_over_one_stream_run_a_block_at_a_time_in_order(
+    tmp_path, stream
+):
+    # inception's and im2txt's input: several batch_join threads parse and preprocess one
+    # dequeue() of the program's own queue (or one reader's read()), each thread a copy of
+    # one function. Copies of one computation over one stream are one list run by that
+    # many threads: a block at a time, in one thread's order (legacy's threads took the
+    # stream's elements by timing, so one thread is the order there is to compare).
+    files = _numbered_tfrecords(tmp_path)
+
+    def build(api, threads=3):
+        queue = api.string_input_producer(files, num_epochs=2, shuffle=False)
+        serialized = api.TFRecordReader().read(queue)[1]
+        if stream == "queue":
+            records = api.FIFOQueue(8, [tf.string], shapes=[[]])
+            api.add_queue_runner(api.QueueRunner(records, [records.enqueue([serialized])]))
+            serialized = records.dequeue()
+        lists = []
+        for _ in range(threads):
+            v = tf.io.parse_single_example(serialized, {"v": tf.io.FixedLenFeature([], tf.int64)})[
+                "v"
+            ]
+            scaled = tf.cast(v, tf.float32) / 255.0
+            lists.append([v, scaled * 3.0 - 1.0 / 7.0, tf.strings.as_string(v % 7)])
+        return api.batch_join(lists, 5, allow_smaller_final_batch=True)
+
+    assert _mapped(build)[-1].startswith("vectorized"), _mapped(build)
+    # Whole examples, floats bit for bit, in the order of one legacy thread.
+    assert_in_one_thread_order(build)
+
+
 def _rewrites_made(build, monkeypatch) -> int:
     """How many Grappler rewrites (captured_graphs.as_the_session_computes) compat_input's
     build of `build` ran, none cached before."""
