@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import hypothesis
@@ -395,6 +396,32 @@ def test_ctrl_c_ends_a_run_that_waits_forever_and_leaves_a_stepping_program_its_
         code, out = _interrupted(steps, mode, wait_s=30)
         assert code == -signal.SIGINT and "steps saved: True" in out, out[-2000:]
         assert "its session is closed" not in out
+
+
+def test_a_run_cancelled_by_ctrl_c_raises_only_once_its_session_has_closed():
+    # The KeyboardInterrupt may end the program, and a thread still inside TensorFlow's
+    # close as the interpreter finalizes aborts the process ("FATAL: exception not
+    # rethrown": 1 of 12 Ctrl-Cs of a callable that waits forever, two at a time on 2 cores).
+    from compat_input._src.core import interrupted_runs
+
+    closed = []
+
+    class SlowToClose:
+        def close(self):
+            time.sleep(1.0)
+            closed.append(True)
+
+    session = SlowToClose()
+    closing = threading.Thread(target=interrupted_runs.cancel, args=(session,))
+    closing.start()
+    try:
+        assert interrupted_runs.closing.wait(10)  # Marked cancelled, now closing.
+        with pytest.raises(KeyboardInterrupt):
+            interrupted_runs.raise_if_cancelled(session)
+        assert closed == [True]
+    finally:
+        closing.join()
+        interrupted_runs.closing.clear()  # Python's SIGINT handler is whole again.
 
 
 def test_a_local_variable_left_uninitialized_is_named_with_the_fix(installed, tmp_path):
