@@ -479,10 +479,7 @@ def test_a_var_len_feature_made_dense_per_example_says_so_in_the_program_s_words
         _, record = api.TFRecordReader().read(queue)
         at = tf.compat.v1.parse_single_example(record, {"at": tf.io.VarLenFeature(tf.int64)})
         rows = tf.expand_dims(at["at"].values, 1)
-        dense = tf.compat.v1.sparse_to_dense(
-            tf.concat([rows, rows], axis=1), [4, 4], 1, validate_indices=False
-        )
-        return api.batch([dense], 2, num_threads=2)
+        return api.batch([tf.reduce_sum(tf.concat([rows, rows], axis=1), 0)], 2, num_threads=2)
 
     (how,) = _mapped(build)
     assert how.startswith("per example (ExpandDims"), how
@@ -555,6 +552,31 @@ def test_a_contrast_factor_of_each_example_is_applied_to_that_example(tmp_path, 
     assert _built_vectorized(build)
     # The kernel's own bits, though a whole block is adjusted at once.
     assert_in_one_thread_order(build)
+
+
+@pytest.mark.parametrize("op", ["ResizeBilinear", "SparseToDense"])
+def test_an_op_with_no_block_conversion_is_named_without_tracing_a_block(monkeypatch, op):
+    # pfor has no converter for a resize or a sparse-to-dense (nor a JPEG decode): a block
+    # of the graph was traced and converted up to it, then refused (inception's input: 0.11 s
+    # of its build). The op's type says so before.
+    traced = []
+    over_block = vectorize._over_block
+    monkeypatch.setattr(vectorize, "_over_block", lambda *a: traced.append(a) or over_block(*a))
+
+    def build(api, threads=2):
+        x = api.range_input_producer(10, num_epochs=1, shuffle=False).dequeue()
+        image = tf.reshape(tf.cast(tf.range(12) * x, tf.float32), [2, 2, 3])
+        if op == "ResizeBilinear":
+            made = tf.compat.v1.image.resize_bilinear(image[None], [3, 5])[0]
+        else:
+            made = tf.compat.v1.sparse_to_dense([[0, 0], [1, 1]], [2, 3], [x, x + 1])
+        return api.batch([made, x], 4, num_threads=threads, allow_smaller_final_batch=True)
+
+    (how,) = _mapped(build)
+    assert how.startswith(f"per example (no block conversion for {op} '"), how
+    assert f"at {__file__}:" in how, how
+    assert not traced
+    assert_in_one_thread_order(build)  # The same examples, floats bit for bit.
 
 
 def test_compat_input_run_reports_how_each_batcher_mapped_its_examples(tmp_path):

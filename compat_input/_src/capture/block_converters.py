@@ -325,6 +325,23 @@ def last_failure() -> str:
     return getattr(_local, "failure", "")
 
 
+def _ours() -> dict:
+    ours = {
+        "DecodeRaw": _decode_raw,
+        "ParseSequenceExampleV2": _parse_sequence,
+        "Switch": v1_conds.switch,
+        "Merge": v1_conds.merge,
+    }
+    ours.update(dict.fromkeys(random_draws.STATELESS_TYPES, random_draws.vectorize_twin))
+    return ours
+
+
+def converted_types() -> frozenset:
+    """The op types that a block conversion exists for while `converters` is in force."""
+    theirs = _pfor._pfor_converter_registry if _pfor is not None else {}
+    return frozenset({*theirs, *_ours(), *_ELEMENTWISE})
+
+
 @contextlib.contextmanager
 def converters(uniforms: list, fixed: tuple = ()):
     if _pfor is None:
@@ -337,13 +354,7 @@ def converters(uniforms: list, fixed: tuple = ()):
     quiet = _QuietConversion()
     with _lock:
         logger.addFilter(quiet)
-        ours = {
-            "DecodeRaw": _decode_raw,
-            "ParseSequenceExampleV2": _parse_sequence,
-            "Switch": v1_conds.switch,
-            "Merge": v1_conds.merge,
-        }
-        ours.update(dict.fromkeys(random_draws.STATELESS_TYPES, random_draws.vectorize_twin))
+        ours = _ours()
         # pfor's own, called by ours where theirs fits.
         around = {
             "Slice": _slice,

@@ -16,6 +16,7 @@ import tensorflow as tf
 
 from compat_input._src.bad_records import origins
 from compat_input._src.capture import capture as capture_lib
+from compat_input._src.capture import convertible
 from compat_input._src.capture import op_kinds
 from compat_input._src.capture import v1_conds
 from compat_input._src.capture import vectorize
@@ -127,6 +128,9 @@ class ExampleList:
         switch = v1_conds.unconvertible(self.captured.ops, self.captured.per_example)
         if switch is not None:  # pfor would refuse it: the block is not traced to find out.
             return vectorize.no_conversion(f"Switch '{switch.name}' at {errors.created_at(switch)}")
+        op = convertible.unconverted(self.captured.ops, self.captured.per_example)
+        if op is not None:  # The same: pfor would refuse it, and the block is not traced.
+            return vectorize.no_conversion(f"{op.type} '{op.name}' at {errors.created_at(op)}")
         return None
 
     def one_at_a_time(self) -> str:

@@ -22,7 +22,7 @@ import tensorflow as tf
 from compat_input._src.capture import captured_graphs
 from compat_input._src.core import tf_internals
 
-_SPLITS = {"StringSplit", "StringSplitV2"}
+SPLITS = {"StringSplit", "StringSplitV2"}
 # Ops computing each output element from the element of the tokens at the same place,
 # with every other input the same for all examples (a table, a default, a constant).
 _TOKENWISE = {
@@ -94,18 +94,18 @@ def convert_splits(converter, made: set, outputs: list, examples: tf.Tensor) -> 
     graph = tf.compat.v1.get_default_graph()
     needed = _needed(made, outputs)
     order = [op for op in graph.get_operations() if op in needed]
-    if not any(op.type in _SPLITS for op in order):
+    if not any(op.type in SPLITS for op in order):
         return
     rows_count = tf.cast(examples, tf.int64)
     tokens: dict = {}  # By `Tensor.ref()`: tensors are unhashable in TF2 behaviour.
     for op in order:
         if tf_internals.in_control_flow(op) and (
-            op.type in _SPLITS or any(t.ref() in tokens for t in op.inputs)
+            op.type in SPLITS or any(t.ref() in tokens for t in op.inputs)
         ):
             # A branch or loop runs for some examples of a block, or several times: pfor's
             # conversions of it take its own examples, not the block's.
             raise NotTokenwise(op, "works on tokens in a tf.cond branch or a loop")
-        if op.type in _SPLITS and op.outputs[1].ref() not in tokens:
+        if op.type in SPLITS and op.outputs[1].ref() not in tokens:
             _split(converter, op, tokens, needed)
             continue
         ragged = [t for t in op.inputs if t.ref() in tokens]
