@@ -554,29 +554,62 @@ def test_a_contrast_factor_of_each_example_is_applied_to_that_example(tmp_path, 
     assert_in_one_thread_order(build)
 
 
-@pytest.mark.parametrize("op", ["ResizeBilinear", "SparseToDense"])
+def _fixed_size_images(api, threads, make):
+    """Ten 2x2x3 float images, each `make(image)`, with their number, batched by 4."""
+    x = api.range_input_producer(10, num_epochs=1, shuffle=False).dequeue()
+    image = tf.reshape(tf.cast(tf.range(12) * (x + 1), tf.float32) / 7.0, [2, 2, 3])
+    return api.batch([make(image, x), x], 4, num_threads=threads, allow_smaller_final_batch=True)
+
+
+@pytest.mark.parametrize("op", ["RGBToHSV", "SparseToDense"])
 def test_an_op_with_no_block_conversion_is_named_without_tracing_a_block(monkeypatch, op):
-    # pfor has no converter for a resize or a sparse-to-dense (nor a JPEG decode): a block
-    # of the graph was traced and converted up to it, then refused (inception's input: 0.11 s
-    # of its build). The op's type says so before.
+    # pfor has no converter for an RGB-to-HSV or a sparse-to-dense (nor a JPEG decode): a
+    # block of the graph was traced and converted up to it, then refused (inception's
+    # input: 0.11 s of its build). The op's type says so before.
     traced = []
     over_block = vectorize._over_block
     monkeypatch.setattr(vectorize, "_over_block", lambda *a: traced.append(a) or over_block(*a))
 
+    def make(image, x):
+        if op == "RGBToHSV":
+            return tf.image.rgb_to_hsv(image)
+        return tf.compat.v1.sparse_to_dense([[0, 0], [1, 1]], [2, 3], [x, x + 1])
+
     def build(api, threads=2):
-        x = api.range_input_producer(10, num_epochs=1, shuffle=False).dequeue()
-        image = tf.reshape(tf.cast(tf.range(12) * x, tf.float32), [2, 2, 3])
-        if op == "ResizeBilinear":
-            made = tf.compat.v1.image.resize_bilinear(image[None], [3, 5])[0]
-        else:
-            made = tf.compat.v1.sparse_to_dense([[0, 0], [1, 1]], [2, 3], [x, x + 1])
-        return api.batch([made, x], 4, num_threads=threads, allow_smaller_final_batch=True)
+        return _fixed_size_images(api, threads, make)
 
     (how,) = _mapped(build)
     assert how.startswith(f"per example (no block conversion for {op} '"), how
     assert f"at {__file__}:" in how, how
     assert not traced
     assert_in_one_thread_order(build)  # The same examples, floats bit for bit.
+
+
+@pytest.mark.parametrize(
+    "method",
+    ["bilinear", "nearest", "bicubic", "area", "bilinear_half_pixel", "bilinear_4d"],
+)
+def test_a_resize_to_one_size_runs_a_block_at_a_time_as_legacy(method):
+    # Each image of a batch is resized on its own: a block's images are one call of the
+    # kernel (pfor has no converter for the resizes), each with the values it had alone.
+    resize = tf.compat.v1.image.resize_images
+    methods = tf.compat.v1.image.ResizeMethod
+
+    def make(image, x):
+        if method == "bilinear_half_pixel":  # tf.image.resize's (TF2's) kernel settings.
+            return tf.image.resize(image, [3, 5])
+        if method == "bilinear_4d":
+            return tf.compat.v1.image.resize_bilinear(image[None], [5, 3])[0]
+        kind = {"bilinear": methods.BILINEAR, "nearest": methods.NEAREST_NEIGHBOR}
+        kind.update(bicubic=methods.BICUBIC, area=methods.AREA)
+        return resize(image, [5, 4], method=kind[method])
+
+    def build(api, threads=2):
+        return _fixed_size_images(api, threads, make)
+
+    (how,) = _mapped(build)
+    assert how.startswith("vectorized"), how
+    assert_in_one_thread_order(build)  # Floats bit for bit.
 
 
 def test_compat_input_run_reports_how_each_batcher_mapped_its_examples(tmp_path):

@@ -19,6 +19,7 @@ exactly as it was afterwards (`converters`).
   (random_draws.py).
 - string ops that work element by element (string_to_number, regex_replace, hashing,
   ...) and table lookups, which pfor lacks: one call on the whole block.
+- resizes (`resize_images`), which pfor lacks: one call on the block, to one size.
 - v1 conds (`Switch` / `Merge`, what `tf.cond` makes in TF1 behaviour, e.g. in
   `random_flip_left_right`), which pfor lacks: it converts only the `If` op of TF2's
   (v1_conds.py).
@@ -217,6 +218,24 @@ def _slice(pfor_input, original):
     return _pfor.wrap(value, True)
 
 
+def _resize(pfor_input):
+    """A resize to one size for every example: the kernel resizes each image of a batch on
+    its own, so a block's images are one batch of it, each with the values it had alone."""
+    op = pfor_input.op
+    if pfor_input.input(1)[1]:
+        raise NotBlockwise(op, "resizes each example to a size of its own")
+    images = pfor_input.stacked_input(0)  # [block, images, height, width, channels]
+    shape = tf.shape(images)
+    flat = tf.reshape(images, tf.concat([[-1], shape[2:]], 0))
+    size = pfor_input.unstacked_input(1)
+    (resized,) = _pfor._create_op(
+        op.type, [flat, size], [op.outputs[0].dtype], op.node_def.attr
+    ).outputs
+    block = tf.reshape(resized, tf.concat([shape[:2], tf.shape(resized)[1:]], 0))
+    block.set_shape(images.shape[:2].concatenate(resized.shape[1:]))
+    return _pfor.wrap(block, True)
+
+
 def _adjust_per_example(pfor_input, original):
     """AdjustContrastv2, AdjustSaturation and AdjustHue with a factor drawn for each
     example (`random_contrast`, `random_saturation`, `random_hue`: CIFAR-10's, inception's
@@ -325,6 +344,9 @@ def last_failure() -> str:
     return getattr(_local, "failure", "")
 
 
+_RESIZES = ("ResizeBilinear", "ResizeNearestNeighbor", "ResizeBicubic", "ResizeArea")
+
+
 def _ours() -> dict:
     ours = {
         "DecodeRaw": _decode_raw,
@@ -333,13 +355,13 @@ def _ours() -> dict:
         "Merge": v1_conds.merge,
     }
     ours.update(dict.fromkeys(random_draws.STATELESS_TYPES, random_draws.vectorize_twin))
+    ours.update(dict.fromkeys(_RESIZES, _resize))
     return ours
 
 
 def converted_types() -> frozenset:
     """The op types that a block conversion exists for while `converters` is in force."""
-    theirs = _pfor._pfor_converter_registry if _pfor is not None else {}
-    return frozenset({*theirs, *_ours(), *_ELEMENTWISE})
+    return frozenset({*(_pfor._pfor_converter_registry if _pfor else ()), *_ours(), *_ELEMENTWISE})
 
 
 @contextlib.contextmanager
