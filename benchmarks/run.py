@@ -63,6 +63,8 @@ WORKLOADS = {
     "step": "tiny model (batch 20, one matmul) trained from TextLineReader + batch: steps/s",
     "text_join": "4 TextLineReaders over one queue, each line split into token ids "
     "(string_split, string_to_number) padded to 24, into shuffle_batch_join",
+    "resize": "FixedLengthRecordReader + decode_raw + resize_images to 48x48 + flip + "
+    "standardization + shuffle_batch(4 threads)",
     "bucketing": "TextLineReader + string_split + tf.contrib.training.bucket_by_sequence_length "
     "(4 buckets, dynamic_pad); legacy = the tests' legacy-queue bucketing "
     "(TensorFlow 2 has no contrib), TF1 world only",
