@@ -561,7 +561,7 @@ def _fixed_size_images(api, threads, make):
     return api.batch([make(image, x), x], 4, num_threads=threads, allow_smaller_final_batch=True)
 
 
-@pytest.mark.parametrize("op", ["RGBToHSV", "SparseToDense"])
+@pytest.mark.parametrize("op", ["RGBToHSV", "SparseToDense", "Unique"])
 def test_an_op_with_no_block_conversion_is_named_without_tracing_a_block(monkeypatch, op):
     # pfor has no converter for an RGB-to-HSV or a sparse-to-dense (nor a JPEG decode): a
     # block of the graph was traced and converted up to it, then refused (inception's
@@ -573,6 +573,8 @@ def test_an_op_with_no_block_conversion_is_named_without_tracing_a_block(monkeyp
     def make(image, x):
         if op == "RGBToHSV":
             return tf.image.rgb_to_hsv(image)
+        if op == "Unique":  # Values of a count of their own, as a decoded image's size.
+            return tf.reduce_sum(tf.unique(tf.stack([x, x, 1]))[0])
         return tf.compat.v1.sparse_to_dense([[0, 0], [1, 1]], [2, 3], [x, x + 1])
 
     def build(api, threads=2):
@@ -581,6 +583,9 @@ def test_an_op_with_no_block_conversion_is_named_without_tracing_a_block(monkeyp
     (how,) = _mapped(build)
     assert how.startswith(f"per example (no block conversion for {op} '"), how
     assert f"at {__file__}:" in how, how
+    # Moving it after the batcher helps only where its values would batch.
+    own_shape = "a shape of their own in each example" in how
+    assert own_shape == (op == "Unique") != ("after the batcher" in how), how
     assert not traced
     assert_in_one_thread_order(build)  # The same examples, floats bit for bit.
 

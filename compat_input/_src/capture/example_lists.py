@@ -129,9 +129,18 @@ class ExampleList:
         if switch is not None:  # pfor would refuse it: the block is not traced to find out.
             return vectorize.no_conversion(f"Switch '{switch.name}' at {errors.created_at(switch)}")
         op = convertible.unconverted(self.captured.ops, self.captured.per_example)
-        if op is not None:  # The same: pfor would refuse it, and the block is not traced.
-            return vectorize.no_conversion(f"{op.type} '{op.name}' at {errors.created_at(op)}")
-        return None
+        if op is None:
+            return None
+        # The same: pfor would refuse it, and the block is not traced.
+        where = f"{op.type} '{op.name}' at {errors.created_at(op)}"
+        if all(t.shape.is_fully_defined() for t in op.outputs):
+            return vectorize.no_conversion(where)
+        # Moved after the batcher, values of a shape of their own would not batch either.
+        return (
+            f"no block conversion for {where}, whose values have a shape of their own in "
+            "each example (an image decoded at its own size): each example is made on its "
+            "own, as legacy's threads made them"
+        )
 
     def one_at_a_time(self) -> str:
         """Why a batcher with no parallel calls maps this list one example at a time."""
