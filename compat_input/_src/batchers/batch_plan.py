@@ -157,6 +157,7 @@ def plan(
     for item in lists:
         item.what = scope.rstrip("/")  # The pipeline's name, as the run's report gives it.
         item.padded = dynamic_pad
+        item.shuffled = shuffle is not None
     # Legacy order is one thread's order; parallel calls keep it (deterministic=True), and
     # only where no stateful op could see the difference.
     parallel = {}

@@ -69,6 +69,9 @@ class ExampleList:
     # With one thread: the batch size that blocks must divide to line up with the batches
     # the batcher takes (batch_plan.py), else None (one example at a time).
     lined_up_with: Optional[int] = None
+    # Its examples go into a shuffle buffer, whose contents a bad example's error loses
+    # however they were mapped: one thread maps blocks too (batch_plan.py).
+    shuffled: bool = False
     # Why the batcher itself takes examples one at a time, whatever their graph (contrib's
     # state saver: each sequence of its own length), else None.
     one_by_one: Optional[str] = None
@@ -310,7 +313,7 @@ def examples_of(item: ExampleList, elements, parallel, skipping: bool, logs: lis
     # again for the final partial batch (bad_records/located_errors.py).
     why_not = item.not_vectorizable() if parallel else item.one_at_a_time()
     in_blocks = parallel
-    lined_up = item.lined_up_with is not None
+    lined_up = item.lined_up_with is not None or item.shuffled
     # ONE_THREAD: shapes are fully defined, so there is a block size.
     if lined_up and why_not == vectorize.ONE_THREAD and item.block_size() >= _SMALLEST_BLOCK:
         why_not = None

@@ -70,8 +70,8 @@ class NotVectorized(Exception):
 ONE_THREAD = (
     "num_threads=1: one example at a time, so that a bad record fails alone after every "
     "record before it, as legacy's one thread did; blocks of examples run where "
-    "num_threads > 1, or where they line up with the batches: `batch` of one list, a "
-    "fixed batch_size, every example kept"
+    "num_threads > 1, where they go into a shuffle buffer, or where they line up with the "
+    "batches: `batch` of one list, a fixed batch_size, every example kept"
 )
 
 # Why a list's graph is not mapped over blocks of examples: it takes the program's own.
