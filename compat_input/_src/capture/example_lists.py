@@ -130,12 +130,12 @@ class ExampleList:
                 return op_kinds.why_one_at_a_time(op)
         switch = v1_conds.unconvertible(self.captured.ops, self.captured.per_example)
         if switch is not None:  # pfor would refuse it: the block is not traced to find out.
-            return vectorize.no_conversion(f"Switch '{switch.name}' at {errors.created_at(switch)}")
+            return vectorize.no_conversion(errors.described(switch))
         op = convertible.unconverted(self.captured.ops, self.captured.per_example)
         if op is None:
             return None
         # The same: pfor would refuse it, and the block is not traced.
-        where = f"{op.type} '{op.name}' at {errors.created_at(op)}"
+        where = errors.described(op)
         if all(t.shape.is_fully_defined() for t in op.outputs):
             return vectorize.no_conversion(where)
         # Moved after the batcher, values of a shape of their own would not batch either.

@@ -53,6 +53,21 @@ def _in_turn(lists: list, log):
     return examples
 
 
+def _in_blocks(lists: list, parallel: dict, elements, branches: list, which):
+    """The lists' examples from `elements`, a block at a time, each element made by
+    `branches[which(element)]` (`branches[0]` where `which` is None); None where a list
+    cannot go a block at a time or pfor does not convert it (the reason is noted)."""
+    reasons = [item.not_vectorizable() if parallel else item.one_at_a_time() for item in lists]
+    return vectorize.blocks_or_none(
+        lists[0].what,
+        next((r for r in reasons if r is not None), None),
+        lists[0].block_size,
+        lambda block: vectorize.map_blocks(
+            elements, branches, parallel, which, block, example_size=lists[0].example_bytes()
+        ),
+    )
+
+
 def one_list(lists: list, parallel: dict, skipping: bool, logs: list) -> tf.data.Dataset:
     (only,) = lists
     if only.passthrough():
@@ -71,19 +86,12 @@ def shared_stream(lists: list, parallel: dict, skipping: bool, logs: list) -> tf
         return examples_of(lists[0], source, parallel, skipping, logs)
     count = len(lists)
     # Element i goes to list i % count, as each legacy thread took the next element.
-    reasons = [item.not_vectorizable() if parallel else item.one_at_a_time() for item in lists]
-    blocks = vectorize.blocks_or_none(
-        lists[0].what,
-        next((r for r in reasons if r is not None), None),
-        lists[0].block_size,
-        lambda block: vectorize.map_blocks(
-            dataset_ops.enumerate_(source, flat=True),
-            [lambda e, item=item: item.examples(e[1:], e[0]) for item in lists],
-            parallel,
-            lambda e: e[0] % count,
-            block,
-            example_size=lists[0].example_bytes(),
-        ),
+    blocks = _in_blocks(
+        lists,
+        parallel,
+        dataset_ops.enumerate_(source, flat=True),
+        [lambda e, item=item: item.examples(e[1:], e[0]) for item in lists],
+        lambda e: e[0] % count,
     )
     if blocks is not None:
         return blocks
@@ -114,7 +122,6 @@ def files_side_by_side(lists: list, parallel: dict, skipping: bool, logs: list) 
             cycle_length=count,
             block_length=1,
         )
-    reasons = [item.not_vectorizable() if parallel else item.one_at_a_time() for item in lists]
     # Draws by position (random_draws.py) take the stream's: elements `(i, [k,] key, value)`.
     positional = any(item.captured.positional for item in lists)
     blocks_of = dataset_ops.enumerate_(interleaved, flat=True) if positional else interleaved
@@ -129,14 +136,7 @@ def files_side_by_side(lists: list, parallel: dict, skipping: bool, logs: list) 
     else:
         branches = [lambda e, item=item: examples(item, e) for item in lists]
         which = lambda e: e[at - 1] % count  # noqa: E731
-    blocks = vectorize.blocks_or_none(
-        lists[0].what,
-        next((r for r in reasons if r is not None), None),
-        lists[0].block_size,
-        lambda block: vectorize.map_blocks(
-            blocks_of, branches, parallel, which, block, example_size=lists[0].example_bytes()
-        ),
-    )
+    blocks = _in_blocks(lists, parallel, blocks_of, branches, which)
     if blocks is not None:
         return blocks
     log = example_log(lists[0], skipping, logs)

@@ -140,7 +140,7 @@ def order_sensitive(op: tf.Operation) -> bool:
 def why_one_at_a_time(op: tf.Operation) -> str:
     """Why `op` (stateful) keeps its examples one at a time, where the user made it, and
     what would let them go a block at a time: for the run's report."""
-    where = f"{op.type} '{op.name}' at {errors.created_at(op)}"
+    where = errors.described(op)
     if op.type in _COUNTER_STEP and tf_internals.in_control_flow(op):
         return (
             f"seeded {where} draws only when its tf.cond branch or loop runs, so its k-th "

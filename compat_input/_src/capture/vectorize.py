@@ -121,7 +121,7 @@ def _reason(error: Exception) -> str:
         error = error.__context__
     if isinstance(error, (split_tokens.NotTokenwise, block_converters.NotBlockwise)):
         op = captured_graphs.program_op(error.op.name)
-        where = f"{op.type} '{op.name}' at {errors.created_at(op)}" if op else error.op.type
+        where = errors.described(op) if op else error.op.type
         if isinstance(error, block_converters.NotBlockwise):
             return f"{where} {error.why}"
         return (
@@ -134,7 +134,7 @@ def _reason(error: Exception) -> str:
     # compat_input_example/loop_body/...}}' with input shapes ..."): no name of the program's.
     text = re.split(r" for '\{\{node ", text)[0].rstrip(" .")
     op = _program_op(_converting(error) + str(error) + "\n" + block_converters.last_failure())
-    where = f"{op.type} '{op.name}' at {errors.created_at(op)}" if op is not None else None
+    where = errors.described(op) if op is not None else None
     found = re.match(r"No pfor vectorization defined for (\S+)", text)
     if found:
         return no_conversion(where or "op type " + found.group(1))

@@ -68,6 +68,11 @@ def created_at(op: "tf.Operation") -> str:
     return "<unknown location>"
 
 
+def described(op: "tf.Operation") -> str:
+    """`Type 'name' at file:line`: the op as messages that name it for the user say it."""
+    return f"{op.type} '{op.name}' at {created_at(op)}"
+
+
 def calling_line() -> str:
     """`file:line` of the program's frame that called into compat_input, or ""."""
     frame = sys._getframe(1)
