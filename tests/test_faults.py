@@ -353,8 +353,6 @@ with tf.Session() as sess:
 def _interrupted(program: str, mode: list, wait_s: float) -> tuple:
     """`(return code or None if still running, output)`: `program` run by
     `compat-input run`, sent SIGINT once it printed "reading", given `wait_s` to end."""
-    import signal
-
     process = subprocess.Popen(
         [sys.executable, "-m", "compat_input._src.commands.cli", "run", *mode, program],
         stdout=subprocess.PIPE,
