@@ -561,6 +561,24 @@ def _fixed_size_images(api, threads, make):
     return api.batch([make(image, x), x], 4, num_threads=threads, allow_smaller_final_batch=True)
 
 
+def test_a_slice_past_a_whole_axis_fails_in_a_block_as_for_one_example():
+    # A per-example slice keeping an axis whole: only begin 0 is valid there, as the kernel
+    # checks for one example. Example 6 begins at 1 on the whole first axis.
+    def make(image, x):
+        begin = tf.stack([tf.cast(tf.equal(x, 6), tf.int32), tf.cast(x % 2, tf.int32), 0])
+        return tf.slice(image, begin, [2, 1, 3])
+
+    build = lambda api, threads=1: _fixed_size_images(api, threads, make)  # noqa: E731
+    assert _built_vectorized(build)
+    legacy, compat = differential(build, install=True)
+    # Legacy: the examples before 6, then the end (the slice's error in coord.join);
+    # compat_input: the whole batch before 6's, then the error (see the migration guide).
+    assert flatten_examples(legacy.values, 1) == [0, 1, 2, 3, 4, 5]
+    assert legacy.error is tf.errors.OutOfRangeError
+    assert compat.values == legacy.values[:1]
+    assert compat.error is tf.errors.InvalidArgumentError, compat.error_message[:300]
+
+
 @pytest.mark.parametrize("op", ["RGBToHSV", "SparseToDense", "Unique"])
 def test_an_op_with_no_block_conversion_is_named_without_tracing_a_block(monkeypatch, op):
     # pfor has no converter for an RGB-to-HSV or a sparse-to-dense (nor a JPEG decode): a

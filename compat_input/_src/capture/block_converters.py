@@ -9,12 +9,8 @@ exactly as it was afterwards (`converters`).
   program that decodes records of several lengths gets what it got before.
 - ParseSequenceExampleV2 (`parse_single_sequence_example`), which pfor lacks: once on
   the block's records, where its feature lists are reshaped to a fixed shape.
-- Slice with a per-example `begin` (what `random_crop` makes). pfor gathers every
-  coordinate of the result with one gather_nd, which made the crop cost more than the whole
-  rest of an image pipeline; gathering one axis at a time is 3x faster.
-- AdjustContrastv2 with a factor drawn for each example (`random_contrast`): the kernel's
-  own arithmetic over the block; AdjustSaturation and AdjustHue (`random_saturation`,
-  `random_hue`): the kernel once per example.
+- Slice with a per-example `begin` (`random_crop`), AdjustContrastv2, AdjustSaturation
+  and AdjustHue with a factor drawn for each example (image_converters.py).
 - the stateless twins of seeded random ops, each example's draws from its own counter
   (random_draws.py).
 - string ops that work element by element (string_to_number, regex_replace, hashing,
@@ -30,9 +26,9 @@ import functools
 import logging
 import threading
 
-import numpy as np
 import tensorflow as tf
 
+from compat_input._src.capture import image_converters
 from compat_input._src.capture import random_draws
 from compat_input._src.capture import v1_conds
 from compat_input._src.core import tf_internals
@@ -186,38 +182,6 @@ def _decode(strings: tf.Tensor, pfor_input) -> tf.Tensor:
     )
 
 
-def _slice(pfor_input, original):
-    value, value_stacked, _ = pfor_input.input(0)
-    begin, begin_stacked, _ = pfor_input.input(1)
-    _, size_stacked, _ = pfor_input.input(2)
-    size = None if size_stacked else tf.get_static_value(pfor_input.unstacked_input(2))
-    if not begin_stacked or size is None or (size < 0).any():
-        return original(pfor_input)
-    if not value_stacked:  # One value cut at each example's own place.
-        value = tf.repeat(value[None], pfor_input.pfor.loop_len_vector[0], axis=0)
-    checks = []
-    for axis, length in enumerate(size.tolist()):
-        if (
-            value.shape.rank is not None
-            and tf.compat.dimension_value(value.shape[axis + 1]) == length
-        ):
-            # The whole axis: only `begin` 0 is valid, as for one example.
-            checks.append(
-                tf.debugging.assert_equal(
-                    begin[:, axis],
-                    tf.zeros_like(begin[:, axis]),
-                    message=f"Slice: begin of axis {axis} must be 0 for size {length}",
-                )
-            )
-            continue
-        # Out-of-range indices fail the gather, as they failed the slice.
-        indices = begin[:, axis : axis + 1] + tf.range(length, dtype=begin.dtype)[None, :]
-        value = tf.gather(value, indices, axis=axis + 1, batch_dims=1)
-    with tf.control_dependencies(checks):
-        value = tf.identity(value)
-    return _pfor.wrap(value, True)
-
-
 def _resize(pfor_input):
     """A resize to one size for every example: the kernel resizes each image of a batch on
     its own, so a block's images are one batch of it, each with the values it had alone."""
@@ -234,47 +198,6 @@ def _resize(pfor_input):
     block = tf.reshape(resized, tf.concat([shape[:2], tf.shape(resized)[1:]], 0))
     block.set_shape(images.shape[:2].concatenate(resized.shape[1:]))
     return _pfor.wrap(block, True)
-
-
-def _adjust_per_example(pfor_input, original):
-    """AdjustContrastv2, AdjustSaturation and AdjustHue with a factor drawn for each
-    example (`random_contrast`, `random_saturation`, `random_hue`: CIFAR-10's, inception's
-    and slim's distortions): pfor's own take one factor for the whole block. The kernel
-    itself, once per example of the block (pfor's loop): the same steps written as ops
-    over a block (a mean, to HSV and back) gave one ulp more or less on a fifth to a
-    quarter of the values, and a seeded program must get legacy's numbers."""
-    if not pfor_input.input(1)[1]:
-        return original(pfor_input)
-    return _pfor._fallback_converter(pfor_input, warn=False)
-
-
-def _contrast(pfor_input, original):
-    """AdjustContrastv2 with a factor drawn for each example (`random_contrast`, CIFAR-10's
-    distortion) over a whole block, as its CPU kernel computes each image: the sum of each
-    channel by folding the pixels in half until one is left (the second half added to the
-    first, a middle pixel kept), times the float `1 / pixels`, then `mean + factor * (x -
-    mean)`. The same float operations in the same order: legacy's bits, where a mean
-    reduced otherwise gave one ulp more or less on a fifth of the values. The loop of
-    kernel calls it replaces cost 8 us an example, a third of CIFAR-10's input."""
-    images, stacked, _ = pfor_input.input(0)
-    factors, factors_stacked, _ = pfor_input.input(1)
-    shape = images.shape[1:] if stacked else images.shape
-    if not (factors_stacked and images.dtype == tf.float32 and shape.rank == 3):
-        return _adjust_per_example(pfor_input, original)
-    if not shape.is_fully_defined():
-        return _adjust_per_example(pfor_input, original)
-    height, width, channels = shape.as_list()
-    flat = tf.reshape(images, [-1, height * width, channels])  # One image each example.
-    sums, length = flat, height * width
-    while length > 1:
-        right = length // 2
-        left = length - right
-        head = sums[:, :right] + sums[:, left : left + right]
-        sums = tf.concat([head, sums[:, right:left]], axis=1) if left > right else head
-        length = left
-    mean = sums * tf.constant(np.float32(1.0) / np.float32(height * width))
-    adjusted = mean + tf.reshape(factors, [-1, 1, 1]) * (flat - mean)
-    return _pfor.wrap(tf.reshape(adjusted, [-1, height, width, channels]), True)
 
 
 # Ops that work element by element on one input (index given), the others being
@@ -378,12 +301,7 @@ def converters(uniforms: list, fixed: tuple = ()):
         logger.addFilter(quiet)
         ours = _ours()
         # pfor's own, called by ours where theirs fits.
-        around = {
-            "Slice": _slice,
-            "AdjustContrastv2": _contrast,
-            "AdjustSaturation": _adjust_per_example,
-            "AdjustHue": _adjust_per_example,
-        }
+        around = image_converters.AROUND
         saved = {name: registry.get(name) for name in (*around, *ours, *_ELEMENTWISE)}
         for name in _ELEMENTWISE:
             if saved[name] is None:
