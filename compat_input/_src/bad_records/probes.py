@@ -49,7 +49,7 @@ class Probe:
             # The pipeline's own per-example function where it is shared (core/tracing.py):
             # nothing to trace for it now. An element that fails fails its pair, and the
             # pairs stay in step, so the ordinals that come out are those that passed.
-            outputs = tracing.shared_map(elements, key, examples)
+            outputs = tracing.shared_map(elements, key, examples, program=True)
             flat = tf.nest.flatten(outputs.element_spec, expand_composites=True)
             # Made only where asked: each op more is sent to the session before the probe runs.
             self.has_values = values and all(

@@ -277,6 +277,7 @@ def per_example_map(dataset: tf.data.Dataset, function, parallel: dict) -> tf.da
         dataset_ops.components(function),
         parallel=parallel,
         preserve_cardinality=False,
+        program=True,
     )
 
 
@@ -346,6 +347,7 @@ def examples_of(item: ExampleList, elements, parallel, skipping: bool, logs: lis
             (lambda e: item.examples(e[1], e[0])) if positional else item.examples,
             parallel=parallel,
             preserve_cardinality=False,
+            program=True,
         )
     return map_examples(
         elements,

@@ -238,6 +238,7 @@ def map_blocks(
             ),
             parallel=_in_flight(parallel, block * example_size),
             prune=True,  # What pfor converted stays behind, dead.
+            program=True,
         )
     except NotVectorized:
         raise

@@ -204,7 +204,7 @@ PATCHES = tuple(
         )
         for path, home in contrib.INTERNAL_MODULES.items()
     ),
-    # TensorFlow internals that tf_slim 1.1.0 reaches where they were (tf_internals.MOVED):
+    # TensorFlow internals that tf_slim 1.1.0 reaches where they were (tf1_gaps.MOVED):
     # given back only where missing, on legacy queues too (serve=False: an option that is
     # always on), as a program on them reaches tf_slim alike.
     *(
@@ -221,7 +221,7 @@ PATCHES = tuple(
             "tf_slim 1.1.0 reaches it where TensorFlow had it before 2.16",
             option="moved_internals",
         )
-        for path, name, home, home_name in tf_internals.MOVED
+        for path, name, home, home_name in tf1_gaps.MOVED
     ),
     # What TensorFlow 1 did that TensorFlow 2's compat.v1 refuses (tf1_gaps.py), given back
     # on legacy queues too (serve=False: an option that is always on).

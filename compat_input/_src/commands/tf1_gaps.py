@@ -119,3 +119,31 @@ def flag_keeping_default(parser_class, types: tuple):
         return define_as_tensorflow_1
 
     return wrap
+
+
+# TensorFlow internals that libraries on the queue API reach where they were, and where
+# TensorFlow 2.21 holds them: tf_slim 1.1.0 (served as tf.contrib.slim) decodes with
+# `control_flow_ops.case` and `array_ops.stack` and checks `ops.Tensor`, moved between 2.13
+# and 2.16. install() gives each back where missing (install.py); found by
+# scanning tf_slim's sources, as tests/test_package.py does again.
+# (legacy_module path where libraries look, name, legacy_module path now, its name there)
+MOVED = (
+    ("framework.ops", "Tensor", "framework.tensor", "Tensor"),
+    ("framework.ops", "IndexedSlices", "framework.indexed_slices", "IndexedSlices"),
+    ("ops.array_ops", "stack", "ops.array_ops_stack", "stack"),
+    ("ops.array_ops", "unstack", "ops.array_ops_stack", "unstack"),
+    ("ops.control_flow_ops", "Assert", "ops.control_flow_assert", "Assert"),
+    ("ops.control_flow_ops", "case", "ops.control_flow_case", "case"),
+    ("ops.control_flow_ops", "cond", "ops.cond", "cond"),
+    ("ops.control_flow_ops", "while_loop", "ops.while_loop", "while_loop"),
+    ("ops.variable_scope", "variable", "ops.variable_v1", "VariableV1"),
+    ("ops.variables", "VariableV1", "ops.variable_v1", "VariableV1"),
+    *(
+        ("ops.variable_scope", name, "ops.resource_variables_toggle", name)
+        for name in (
+            "enable_resource_variables",
+            "disable_resource_variables",
+            "resource_variables_enabled",
+        )
+    ),
+)

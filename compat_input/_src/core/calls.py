@@ -74,7 +74,7 @@ def _defined(key: str, fn: Callable, args) -> tuple:
         result = fn(*inputs)
     flat = tf.nest.flatten(result)
     name = f"compat_input_{key}_{tracing.PROCESS}_{next(_numbers)}"
-    made = tf_internals.function_of_graph(graph, inputs, flat, name, tracing.OWN_CALLED_FUNCTION)
+    made, _ = tf_internals.function_of_graph(graph, inputs, flat, name, tracing.OWN_CALLED_FUNCTION)
     name_attrs = attr_value_pb2.NameAttrList(name=name)
     return function_defs.Defined(made, name_attrs), tf.nest.map_structure(tracing.spec_of, result)
 

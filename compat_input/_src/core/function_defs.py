@@ -45,6 +45,14 @@ def smaller(concrete, prune: bool = False):
     return Defined(function, name_attrs, concrete.captured_inputs, edited)
 
 
+def without_repeated_constants(definition) -> None:
+    """Makes identical constants of a FunctionDef one, in place (a function built apart:
+    tracing.apart)."""
+    repeated = _repeated_constants(definition)
+    if repeated:
+        _edit(definition, None, repeated)
+
+
 def _converted_away(name: str) -> bool:
     """An op of the per-example graph pfor rewrote for a block (vectorize._over_block makes
     them under `loop_body`; what pfor makes from them is under `.../pfor/`)."""

@@ -12,6 +12,10 @@ import importlib
 
 import tensorflow as tf
 
+# Resource handles' variable types and shapes, which functions' handle arguments need for
+# shape inference (tracing.py); the registry of op definitions (graph_ops.py).
+from tensorflow.core.framework import cpp_shape_inference_pb2
+
 # Session classes: `install()` wraps `BaseSession.run` / `make_callable` so that errors from
 # a pipeline name their record (bad_records/origins.py); `start_queue_runners` accepts any session.
 from tensorflow.python.client import session as session_lib  # noqa: F401 - re-exported
@@ -19,6 +23,9 @@ from tensorflow.python.client import session as session_lib  # noqa: F401 - re-e
 # The kernels TensorFlow registered for an op type: a per-example op with none for the host
 # CPU, where tf.data runs, stays on legacy's queues (capture/op_kinds.py).
 from tensorflow.python.framework import kernels  # noqa: F401 - re-exported
+from tensorflow.python.framework import op_def_registry
+from tensorflow.python.framework import random_seed  # Graphs' op seed counters.
+from tensorflow.python.ops import handle_data_util
 
 # MonitoredSession's wrapper type, to find the raw session under it (runtime/runners.py).
 from tensorflow.python.ops import lookup_ops  # noqa: F401 - re-exported: tf.contrib.lookup's home
@@ -56,12 +63,12 @@ def edited_function(concrete, function_def):
     return atomic_function.AtomicFunction(*args, cached_graph=concrete.graph)
 
 
-def function_of_graph(graph: tf.Graph, inputs: list, outputs: list, name: str, attrs: dict):
+def function_of_graph(
+    graph: tf.Graph, inputs: list, outputs: list, name: str, attrs: dict, edit=None
+):
     """A function of `graph`'s ops from `inputs` (placeholders) to `outputs`, calling the
-    functions `graph` holds: no public API makes one but a tf.function trace (tracing.py)."""
-    from tensorflow.core.function.polymorphism import function_type
-    from tensorflow.python.eager import context
-    from tensorflow.python.eager.polymorphic_function import atomic_function
+    functions `graph` holds, its FunctionDef first given to `edit`; `(function, its
+    FunctionDef)`. No public API makes one but a tf.function trace (tracing.py)."""
     from tensorflow.python.framework import graph_to_function_def
 
     ops = graph.get_operations()
@@ -69,16 +76,46 @@ def function_of_graph(graph: tf.Graph, inputs: list, outputs: list, name: str, a
     definition.signature.name = name
     for key, value in attrs.items():
         definition.attr[key].b = value
-    context.context().add_function_def(definition)
-    specs = [[tf.TensorSpec(t.shape, t.dtype) for t in ts] for ts in (inputs, outputs)]
-    signature = function_type.from_structured_signature((tuple(specs[0]), {}), specs[1])
-    called = list(graph._functions.values())
+    if edit is not None:
+        edit(definition)
     # `graph`, as its graph: `as_graph_def(add_shapes=True)` (a Supervisor's, an export) reads
     # a function's inputs, outputs and ops, else rebuilt from its FunctionDef (2 ms each).
     graph.inputs, graph.outputs = list(inputs), list(outputs)
-    return atomic_function.AtomicFunction(
-        name, context.context(), signature, called, cached_graph=graph
-    )
+    return _GraphFunction(definition, graph, list(graph._functions.values())), definition
+
+
+class _GraphFunction:
+    """A function as graphs hold them (what `Graph._add_function` reads), never registered
+    with the eager context as tf.function's are: a graph-mode program never runs one
+    eagerly, and each registration cost 1-2 ms (the first made the context: 7 ms)."""
+
+    def __init__(self, definition, graph: tf.Graph, children: list):
+        from tensorflow.python.client import pywrap_tf_session
+        from tensorflow.python.framework import c_api_util
+
+        self.name = definition.signature.name
+        self.definition = self.cached_definition = definition
+        self.graph, self.children = graph, children
+        made = pywrap_tf_session.TF_FunctionImportFunctionDef(definition.SerializeToString())
+        self._c_func = c_api_util.ScopedTFFunction(made, self.name)
+
+
+def function_graph(name: str) -> tf.Graph:
+    """The graph tf.function traces into (it captures what its ops reach of the graphs
+    around it), its ops placed by the outer device functions as tf.function's are, for
+    our functions built without tf.function (tracing.py); `captures(graph)` after."""
+    from tensorflow.python.framework import func_graph
+
+    outer = tf.compat.v1.get_default_graph()
+    graph = func_graph.FuncGraph(name)
+    if device_function_in_scope(outer):
+        graph._device_function_stack = outer._device_function_stack.copy()
+    return graph
+
+
+def captures(graph: tf.Graph) -> tuple:
+    """`(outer tensors, their placeholders)` a `function_graph` captured."""
+    return list(graph.external_captures), list(graph.internal_captures)
 
 
 try:  # TensorFlow's switch for its deprecation warnings (a context manager).
@@ -101,15 +138,11 @@ def legacy_module(name: str):
 
 def seed_counter(graph: tf.Graph):
     """`graph`'s counter of op seeds (`get_seed`), or None before its first draw."""
-    from tensorflow.python.framework import random_seed
-
     return random_seed._graph_to_seed_dict.get(graph)
 
 
 def set_seed_counter(graph: tf.Graph, value) -> None:
     """Puts back a value `seed_counter` read."""
-    from tensorflow.python.framework import random_seed
-
     if value is None:
         random_seed._graph_to_seed_dict.pop(graph, None)
     else:
@@ -117,10 +150,9 @@ def set_seed_counter(graph: tf.Graph, value) -> None:
 
 
 def release_closed_session(sess) -> None:
-    """Deletes a closed session's TensorFlow state now (its iterators and their threads),
-    as its garbage collection would. TensorFlow has no public call for it; at interpreter
-    exit, deleting it later races the interpreter's finalization
-    (runtime/session_release.py)."""
+    """Deletes a closed session's TensorFlow state now (its iterators and their threads), as
+    its garbage collection would, which at exit races the interpreter's finalization
+    (runtime/session_release.py). TensorFlow has no public call for it."""
     if getattr(sess, "_closed", False) and getattr(sess, "_session", None) is not None:
         sess.__del__()
 
@@ -214,9 +246,8 @@ def made_once(made: dict, what: str, graph: tf.Graph, make):
 
 
 def unfinalize(graph: tf.Graph) -> None:
-    """Lets ops be added to a finalized graph (MonitoredTrainingSession finalizes it). Only
-    on failure paths: the error probe (bad_records/origins.py) and the position-less restore
-    (runtime/checkpoint.py) each add a few ops once, then finalize the graph again."""
+    """Lets ops be added to a finalized graph (MonitoredTrainingSession finalizes it): the
+    error probe (bad_records/origins.py), a position-less restore (runtime/checkpoint.py)."""
     graph._unsafe_unfinalize()
 
 
@@ -289,10 +320,9 @@ class _DeferredIterator(tf.compat.v1.data.Iterator):
 
 
 def deferred_iterator(resource: tf.Tensor, spec, make_initializer, initializer=None):
-    """A `tf.compat.v1.data.Iterator` over `resource` whose `initializer` is
-    `make_initializer()`, made at the graph's root on first use (or `initializer`, made
-    already), and its string handle too. None where this TensorFlow lays its iterator out
-    otherwise (the caller makes its initializer now)."""
+    """A `tf.compat.v1.data.Iterator` over `resource` whose `initializer` (`make_initializer()`,
+    or `initializer` made already) and string handle are made at the graph's root on first
+    use; None where TensorFlow lays iterators out otherwise (the caller makes it now)."""
     try:
         return _DeferredIterator(resource, spec, make_initializer, initializer)
     except (ImportError, AttributeError):  # pragma: no cover - two ops more per reader.
@@ -309,25 +339,18 @@ def handle_data(tensor: tf.Tensor):
     ops like ResourceCountUpTo needs it on a function's handle arguments (tracing.py)."""
     if tensor.dtype != tf.resource:
         return None
-    from tensorflow.python.ops import handle_data_util
-
     data = handle_data_util.get_handle_data(tensor)
     return data.SerializeToString() if data is not None and data.is_set else None
 
 
 def set_handle_data(tensor: tf.Tensor, serialized: bytes) -> None:
     """Gives a function's handle argument the `handle_data` of the handle passed to it."""
-    from tensorflow.core.framework import cpp_shape_inference_pb2
-    from tensorflow.python.ops import handle_data_util
-
     data = cpp_shape_inference_pb2.CppShapeInferenceResult.HandleData.FromString(serialized)
     handle_data_util.set_handle_data(tensor, data)
 
 
 def op_def(op_type: str):
     """The registered `OpDef` of an op type, or None (no public registry lookup)."""
-    from tensorflow.python.framework import op_def_registry
-
     return op_def_registry.get(op_type)
 
 
@@ -346,14 +369,11 @@ def optimize_graph(config, meta_graph):
 
 
 def unpatched_init(cls: type):
-    """`cls.__init__`, resolving the name of `cls` in its module to `cls` itself.
-
-    TensorFlow's queue classes call `super(FIFOQueue, self).__init__(...)` by their module's
-    global name. Once `install()` serves that name from compat_input (tf_slim builds its
-    queues as `data_flow_ops.FIFOQueue`), the name is our subclass, and TensorFlow's own
-    `__init__` would call itself again. The same code, with a module dictionary in which the
-    name is TensorFlow's class, builds the queue as it always did.
-    """
+    """`cls.__init__`, resolving the name of `cls` in its module to `cls` itself: TensorFlow's
+    queue classes call `super(FIFOQueue, self).__init__(...)` by their module's global name,
+    which `install()` serves from compat_input (tf_slim builds `data_flow_ops.FIFOQueue`),
+    and their `__init__` would call itself again. Run with TensorFlow's class under the name,
+    the same code builds the queue as it always did."""
     init = cls.__init__
     names = dict(init.__globals__)
     names[cls.__name__] = cls
@@ -363,14 +383,11 @@ def unpatched_init(cls: type):
 
 
 def rewire_input(op: tf.Operation, index: int, tensor: tf.Tensor) -> None:
-    """`op` reads `tensor` at input `index` from now on (`Operation._update_input`).
-
-    A program's queue is served or not when its first dequeue is made, and a `size()` made
-    before that (tf_slim's prefetch_queue makes its summary first) already reads
-    TensorFlow's queue, which a served queue leaves empty: a loop waiting for it to fill
-    would wait forever. A reader's options op is switched to its producer's stream the same
-    way (inputs/shared_work.py). Public graphs have no way to change what a made op reads.
-    """
+    """`op` reads `tensor` at input `index` from now on (`Operation._update_input`): a
+    queue's `size()` made before its first dequeue decided it is served (tf_slim's
+    prefetch_queue makes its summary first) read TensorFlow's queue, which stays empty, and
+    a loop waiting for it to fill would wait forever; a reader's options op is switched to
+    its producer's stream (inputs/shared_work.py). No public way changes a made op's input."""
     op._update_input(index, tensor)
 
 
@@ -378,33 +395,3 @@ def add_control_input(op: tf.Operation, before: tf.Operation) -> None:
     """`op` runs after `before` from now on, `before` left as it is (`tf.control_dependencies`
     marks it, which TensorFlow refuses once a session ran it)."""
     op._add_control_input(before)
-
-
-# TensorFlow internals that libraries on the queue API reach where they were, and where
-# TensorFlow 2.21 holds them. tf_slim 1.1.0 (its last release, which `compat-input run`
-# serves as tf.contrib.slim) decodes with `control_flow_ops.case` and `array_ops.stack`,
-# and its learning loop checks `ops.Tensor`: moved to modules of their own between
-# TensorFlow 2.13 and 2.16, they stop the program before its first step. install() gives
-# each back only where missing (commands/install.py); found by scanning tf_slim's sources,
-# which tests/test_package.py repeats.
-# (legacy_module path where libraries look, name, legacy_module path now, its name there)
-MOVED = (
-    ("framework.ops", "Tensor", "framework.tensor", "Tensor"),
-    ("framework.ops", "IndexedSlices", "framework.indexed_slices", "IndexedSlices"),
-    ("ops.array_ops", "stack", "ops.array_ops_stack", "stack"),
-    ("ops.array_ops", "unstack", "ops.array_ops_stack", "unstack"),
-    ("ops.control_flow_ops", "Assert", "ops.control_flow_assert", "Assert"),
-    ("ops.control_flow_ops", "case", "ops.control_flow_case", "case"),
-    ("ops.control_flow_ops", "cond", "ops.cond", "cond"),
-    ("ops.control_flow_ops", "while_loop", "ops.while_loop", "while_loop"),
-    ("ops.variable_scope", "variable", "ops.variable_v1", "VariableV1"),
-    ("ops.variables", "VariableV1", "ops.variable_v1", "VariableV1"),
-    *(
-        ("ops.variable_scope", name, "ops.resource_variables_toggle", name)
-        for name in (
-            "enable_resource_variables",
-            "disable_resource_variables",
-            "resource_variables_enabled",
-        )
-    ),
-)

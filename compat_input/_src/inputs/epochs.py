@@ -26,7 +26,8 @@ def _epoch(tensor, counter, empty, seeds, rows):
 
         # Uninitialized (no local init ran) is allowed: the counter is informational.
         initialized = graph_ops.VarIsInitializedOp(resource=counter)
-        bumped = tf.cond(initialized, bump, lambda: tf.constant(False))
+        # Switch and Merge (tracing.branch): a tf.cond in a function is two more.
+        bumped = tracing.branch(initialized, bump, lambda: tf.constant(False))
         with tf.control_dependencies([bumped]):
             value = tf.identity(value)
     if seeds is not None:
@@ -43,7 +44,7 @@ def _ended_if_empty(value, handle, message):
         with tf.control_dependencies([stop]):
             return tf.identity(value)
 
-    return tf.cond(tf.size(value) > 0, lambda: tf.identity(value), end)
+    return tracing.branch(tf.size(value) > 0, lambda: tf.identity(value), end)
 
 
 @tracing.without_autograph
