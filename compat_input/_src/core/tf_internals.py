@@ -12,10 +12,6 @@ import importlib
 
 import tensorflow as tf
 
-# Resource handles' variable types and shapes, which functions' handle arguments need for
-# shape inference (tracing.py); the registry of op definitions (graph_ops.py).
-from tensorflow.core.framework import cpp_shape_inference_pb2
-
 # Session classes: `install()` wraps `BaseSession.run` / `make_callable` so that errors from
 # a pipeline name their record (bad_records/origins.py); `start_queue_runners` accepts any session.
 from tensorflow.python.client import session as session_lib  # noqa: F401 - re-exported
@@ -23,9 +19,6 @@ from tensorflow.python.client import session as session_lib  # noqa: F401 - re-e
 # The kernels TensorFlow registered for an op type: a per-example op with none for the host
 # CPU, where tf.data runs, stays on legacy's queues (capture/op_kinds.py).
 from tensorflow.python.framework import kernels  # noqa: F401 - re-exported
-from tensorflow.python.framework import op_def_registry
-from tensorflow.python.framework import random_seed  # Graphs' op seed counters.
-from tensorflow.python.ops import handle_data_util
 
 # MonitoredSession's wrapper type, to find the raw session under it (runtime/runners.py).
 from tensorflow.python.ops import lookup_ops  # noqa: F401 - re-exported: tf.contrib.lookup's home
@@ -138,11 +131,15 @@ def legacy_module(name: str):
 
 def seed_counter(graph: tf.Graph):
     """`graph`'s counter of op seeds (`get_seed`), or None before its first draw."""
+    from tensorflow.python.framework import random_seed
+
     return random_seed._graph_to_seed_dict.get(graph)
 
 
 def set_seed_counter(graph: tf.Graph, value) -> None:
     """Puts back a value `seed_counter` read."""
+    from tensorflow.python.framework import random_seed
+
     if value is None:
         random_seed._graph_to_seed_dict.pop(graph, None)
     else:
@@ -150,9 +147,10 @@ def set_seed_counter(graph: tf.Graph, value) -> None:
 
 
 def release_closed_session(sess) -> None:
-    """Deletes a closed session's TensorFlow state now (its iterators and their threads), as
-    its garbage collection would, which at exit races the interpreter's finalization
-    (runtime/session_release.py). TensorFlow has no public call for it."""
+    """Deletes a closed session's TensorFlow state now (its iterators and their threads),
+    as its garbage collection would. TensorFlow has no public call for it; at interpreter
+    exit, deleting it later races the interpreter's finalization
+    (runtime/session_release.py)."""
     if getattr(sess, "_closed", False) and getattr(sess, "_session", None) is not None:
         sess.__del__()
 
@@ -246,8 +244,9 @@ def made_once(made: dict, what: str, graph: tf.Graph, make):
 
 
 def unfinalize(graph: tf.Graph) -> None:
-    """Lets ops be added to a finalized graph (MonitoredTrainingSession finalizes it): the
-    error probe (bad_records/origins.py), a position-less restore (runtime/checkpoint.py)."""
+    """Lets ops be added to a finalized graph (MonitoredTrainingSession finalizes it). Only
+    on failure paths: the error probe (bad_records/origins.py) and the position-less restore
+    (runtime/checkpoint.py) each add a few ops once, then finalize the graph again."""
     graph._unsafe_unfinalize()
 
 
@@ -320,9 +319,10 @@ class _DeferredIterator(tf.compat.v1.data.Iterator):
 
 
 def deferred_iterator(resource: tf.Tensor, spec, make_initializer, initializer=None):
-    """A `tf.compat.v1.data.Iterator` over `resource` whose `initializer` (`make_initializer()`,
-    or `initializer` made already) and string handle are made at the graph's root on first
-    use; None where TensorFlow lays iterators out otherwise (the caller makes it now)."""
+    """A `tf.compat.v1.data.Iterator` over `resource` whose `initializer` is
+    `make_initializer()`, made at the graph's root on first use (or `initializer`, made
+    already), and its string handle too. None where this TensorFlow lays its iterator out
+    otherwise (the caller makes its initializer now)."""
     try:
         return _DeferredIterator(resource, spec, make_initializer, initializer)
     except (ImportError, AttributeError):  # pragma: no cover - two ops more per reader.
@@ -339,18 +339,25 @@ def handle_data(tensor: tf.Tensor):
     ops like ResourceCountUpTo needs it on a function's handle arguments (tracing.py)."""
     if tensor.dtype != tf.resource:
         return None
+    from tensorflow.python.ops import handle_data_util
+
     data = handle_data_util.get_handle_data(tensor)
     return data.SerializeToString() if data is not None and data.is_set else None
 
 
 def set_handle_data(tensor: tf.Tensor, serialized: bytes) -> None:
     """Gives a function's handle argument the `handle_data` of the handle passed to it."""
+    from tensorflow.core.framework import cpp_shape_inference_pb2
+    from tensorflow.python.ops import handle_data_util
+
     data = cpp_shape_inference_pb2.CppShapeInferenceResult.HandleData.FromString(serialized)
     handle_data_util.set_handle_data(tensor, data)
 
 
 def op_def(op_type: str):
     """The registered `OpDef` of an op type, or None (no public registry lookup)."""
+    from tensorflow.python.framework import op_def_registry
+
     return op_def_registry.get(op_type)
 
 
@@ -369,11 +376,14 @@ def optimize_graph(config, meta_graph):
 
 
 def unpatched_init(cls: type):
-    """`cls.__init__`, resolving the name of `cls` in its module to `cls` itself: TensorFlow's
-    queue classes call `super(FIFOQueue, self).__init__(...)` by their module's global name,
-    which `install()` serves from compat_input (tf_slim builds `data_flow_ops.FIFOQueue`),
-    and their `__init__` would call itself again. Run with TensorFlow's class under the name,
-    the same code builds the queue as it always did."""
+    """`cls.__init__`, resolving the name of `cls` in its module to `cls` itself.
+
+    TensorFlow's queue classes call `super(FIFOQueue, self).__init__(...)` by their module's
+    global name. Once `install()` serves that name from compat_input (tf_slim builds its
+    queues as `data_flow_ops.FIFOQueue`), the name is our subclass, and TensorFlow's own
+    `__init__` would call itself again. The same code, with a module dictionary in which the
+    name is TensorFlow's class, builds the queue as it always did.
+    """
     init = cls.__init__
     names = dict(init.__globals__)
     names[cls.__name__] = cls
@@ -383,11 +393,14 @@ def unpatched_init(cls: type):
 
 
 def rewire_input(op: tf.Operation, index: int, tensor: tf.Tensor) -> None:
-    """`op` reads `tensor` at input `index` from now on (`Operation._update_input`): a
-    queue's `size()` made before its first dequeue decided it is served (tf_slim's
-    prefetch_queue makes its summary first) read TensorFlow's queue, which stays empty, and
-    a loop waiting for it to fill would wait forever; a reader's options op is switched to
-    its producer's stream (inputs/shared_work.py). No public way changes a made op's input."""
+    """`op` reads `tensor` at input `index` from now on (`Operation._update_input`).
+
+    A program's queue is served or not when its first dequeue is made, and a `size()` made
+    before that (tf_slim's prefetch_queue makes its summary first) already reads
+    TensorFlow's queue, which a served queue leaves empty: a loop waiting for it to fill
+    would wait forever. A reader's options op is switched to its producer's stream the same
+    way (inputs/shared_work.py). Public graphs have no way to change what a made op reads.
+    """
     op._update_input(index, tensor)
 
 
