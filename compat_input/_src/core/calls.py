@@ -6,7 +6,6 @@ the trace's time and its ops: what several pipelines or dataset functions run al
 once and called.
 """
 
-import itertools
 from collections.abc import Callable
 
 import tensorflow as tf
@@ -56,7 +55,6 @@ _UNOPTIMIZED = _unoptimized()
 
 # Functions `shared_call` made, by key and argument types, for every graph of the process.
 _called: dict = {}
-_numbers = itertools.count()
 
 
 def _defined(key: str, fn: Callable, args) -> tuple:
@@ -73,7 +71,7 @@ def _defined(key: str, fn: Callable, args) -> tuple:
             inputs.append(placeholder)
         result = fn(*inputs)
     flat = tf.nest.flatten(result)
-    name = f"compat_input_{key}_{tracing.PROCESS}_{next(_numbers)}"
+    name = function_defs.unique_name(f"compat_input_{key}_{tracing.PROCESS}")
     made, _ = tf_internals.function_of_graph(graph, inputs, flat, name, tracing.OWN_CALLED_FUNCTION)
     name_attrs = attr_value_pb2.NameAttrList(name=name)
     return function_defs.Defined(made, name_attrs), tf.nest.map_structure(tracing.spec_of, result)

@@ -10,6 +10,7 @@ shape or an axis a constant of its own: a CIFAR-10 block's function held 249 con
 62 of them different.
 """
 
+import itertools
 import re
 
 import tensorflow as tf
@@ -45,9 +46,19 @@ def smaller(concrete, prune: bool = False):
     return Defined(function, name_attrs, concrete.captured_inputs, edited)
 
 
+# One count for every function of ours built without a trace (tracing._built_apart,
+# calls.shared_call): one graph's library holds both kinds, and names must not meet.
+_numbers = itertools.count()
+
+
+def unique_name(prefix: str) -> str:
+    """`prefix` and a number no other function of ours made in this process has."""
+    return f"{prefix}_{next(_numbers)}"
+
+
 def without_repeated_constants(definition) -> None:
-    """Makes identical constants of a FunctionDef one, in place (a function built apart:
-    tracing.apart)."""
+    """Makes identical constants of a FunctionDef one, in place (a function of ours built
+    without a trace: tracing._built_apart)."""
     repeated = _repeated_constants(definition)
     if repeated:
         _edit(definition, None, repeated)

@@ -3,7 +3,6 @@
 import contextlib
 import functools
 import gc
-import itertools
 import re
 import uuid
 import weakref
@@ -215,7 +214,8 @@ def trace_once(
 
         body.__name__ = "compat_input_" + re.sub(r"\W+", "_", key or "own")[:48] + "_" + PROCESS
         concrete = None
-        if not program:  # Our own code alone: built apart.
+        # Our own code alone is built apart; pruning reads a trace's automatic control edges.
+        if not (program or prune):
             try:
                 concrete = _built_apart(body, flat + arg_specs, attributes)
             except _NotDense:
@@ -242,9 +242,6 @@ def trace_once(
     return hit[0], list(args), hit[1]
 
 
-_numbers = itertools.count()
-
-
 def _built_apart(body, specs: list, attributes: dict):
     """`body` over placeholders of `specs` as a function of the ops it made (what it reaches
     around it captured), not traced: a trace costs 1.5 ms and more beyond its ops. Its
@@ -254,7 +251,7 @@ def _built_apart(body, specs: list, attributes: dict):
         inputs = [graph_ops.Placeholder(dtype=s.dtype, shape=s.shape) for s in specs]
         outputs = tf.nest.flatten(body(*inputs))
     outer, placeholders = tf_internals.captures(graph)
-    name = f"{body.__name__}_{next(_numbers)}"
+    name = function_defs.unique_name(body.__name__)
     edit = function_defs.without_repeated_constants
     made, definition = tf_internals.function_of_graph(
         graph, inputs + placeholders, outputs, name, attributes, edit

@@ -26,7 +26,7 @@ def _epoch(tensor, counter, empty, seeds, rows):
 
         # Uninitialized (no local init ran) is allowed: the counter is informational.
         initialized = graph_ops.VarIsInitializedOp(resource=counter)
-        # Switch and Merge (tracing.branch): a tf.cond in a function is two more.
+        # Switch and Merge (tracing.branch): a tf.cond here traced two branch functions.
         bumped = tracing.branch(initialized, bump, lambda: tf.constant(False))
         with tf.control_dependencies([bumped]):
             value = tf.identity(value)
